@@ -1,0 +1,67 @@
+# berth: `make test` is what CI runs (under 25 minutes on a 2-core machine);
+# `make verify` reruns every checker.
+#
+# Each cfg gets its own target dir, so switching between them never rebuilds the others.
+# Mutants and parkers are selected by environment variables that core/build.rs turns into cfgs
+# (BERTH_MUTANT, BERTH_PARKER), so RUSTFLAGS stay identical and only `berth` recompiles.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+CARGO ?= cargo
+NIGHTLY ?= +nightly
+
+LOOM_TARGET := target/loom
+LOOM_ENV := RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET) LOOM_MAX_PREEMPTIONS=3
+
+.PHONY: all test verify setup fmt-check clippy unit loom loom-futex loom-condvar mutants miri bench help
+
+all: test
+
+help:
+	@echo "make test    fmt check, clippy -D warnings, cargo test, loom models (both parkers), mutant gate"
+	@echo "make verify  setup, then every checker (test + miri)"
+	@echo "make setup   nightly miri + rust-src, cargo-fuzz (idempotent)"
+	@echo "make loom | mutants | miri | bench"
+
+## test: what CI runs.
+test: fmt-check clippy unit loom mutants
+	@echo "make test: all passed"
+
+## verify: every checker, after setup (a fresh machine needs nothing else).
+verify: setup test miri
+	@echo "make verify: all passed"
+
+## setup: idempotent; rustup and cargo install skip what is already there.
+setup:
+	rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	rustup component add miri rust-src --toolchain nightly
+	command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+unit:
+	$(CARGO) test --workspace
+
+## loom: the models in models/tests/loom_*.rs, release build, under both parkers.
+loom: loom-futex loom-condvar
+
+loom-futex:
+	$(LOOM_ENV) BERTH_PARKER=futex $(CARGO) test -p berth-models --release
+
+loom-condvar:
+	$(LOOM_ENV) BERTH_PARKER=condvar $(CARGO) test -p berth-models --release
+
+## mutants: every mutant in mutants/manifest.toml must be caught with its expected message.
+mutants:
+	python3 mutants/run.py
+
+## miri: the core tests under Miri (grows into the full matrix in miri/).
+miri:
+	MIRIFLAGS="-Zmiri-strict-provenance" $(CARGO) $(NIGHTLY) miri test -p berth
+
+bench:
+	$(CARGO) bench -p berth-bench

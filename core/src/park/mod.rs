@@ -1,0 +1,280 @@
+//! Waiting without burning a core: spin, then yield, then sleep in the kernel.
+//!
+//! Two layers, each with its own no-lost-wakeup argument.
+//!
+//! # 1. The parker: one thread's token
+//!
+//! [`Parker`] / [`Unparker`] is a one-token semaphore owned by one thread. `park` consumes the
+//! token or sleeps until one arrives; `unpark` makes the token available. Two implementations:
+//!
+//! - the **futex parker** (default on Linux and macOS): the token *is* the futex word; the kernel
+//!   (`futex(2)`, `__ulock`) compares the word and sleeps atomically;
+//! - the **condvar parker** (everywhere else, and under `--cfg berth_parker="condvar"`): the same
+//!   states in an atomic beside a `Mutex` and a `Condvar`.
+//!
+//! In both, the owner's last check before sleeping is the CAS `EMPTY -> PARKED`, a
+//! read-modify-write on the same atomic the unparker swaps to `NOTIFIED`. Two RMWs on one atomic
+//! are totally ordered, so either the unparker sees `PARKED` (and wakes the sleeper: the kernel's
+//! compare or the mutex closes the gap between the CAS and the sleep), or the owner sees
+//! `NOTIFIED` (and does not sleep). A token made available when nobody is asleep costs one swap:
+//! no lock and no system call. The proofs are in `futex_parker.rs` and `condvar_parker.rs`; the
+//! loom models in `models/tests/loom_park.rs` check them under both parkers, and the mutant
+//! `park_no_recheck_rmw` (the CAS split into a load and a store) must make loom report the
+//! deadlock.
+//!
+//! Under `--cfg loom` and `--cfg shuttle` the futex parker runs unchanged on a model futex built
+//! from the model's `Mutex` and `Condvar` (`futex.rs`), and the condvar parker on the model's
+//! `Mutex` and `Condvar`.
+//!
+//! # 2. Wait lists: many threads, one condition
+//!
+//! A queue keeps a [`WaitList`] per condition ("not empty", "not full"). A waiter
+//! ([`block_until`]) first spins and yields on the condition ([`Backoff`]). Then:
+//!
+//! 1. **W1** registers its unparker in the list (the list's count is written under its lock);
+//! 2. **W2** re-checks the condition with an RMW (`fetch_add(0, AcqRel)`) on the atomic the
+//!    notifier's operation modifies (a queue's consumer re-checks on `tail`, which every push
+//!    CASes); if it changed, it unregisters and retries;
+//! 3. **W3** parks.
+//!
+//! A notifier:
+//!
+//! 1. **N1** changes that atomic with an `AcqRel` RMW (the push's CAS on `tail`) and publishes;
+//! 2. **N2** reads the list's count (`Relaxed`); only if it is not zero does it take the lock,
+//!    pop the first waiter and unpark it.
+//!
+//! Why no wakeup is lost: W2 and N1 are RMWs on one atomic, so one is first in its modification
+//! order. If W2 is first, N1 reads W2's value (or a later RMW's: all writes to the atomic are
+//! RMWs, so they continue W2's release sequence); W2 is `Release` and N1 `Acquire`, so W2
+//! synchronises with N1, W1 happens before N2, and N2 sees the waiter. If N1 is first, W2 reads
+//! N1's value and the waiter does not sleep. No `SeqCst` is needed (and loom, which models
+//! `SeqCst` loads and stores as acquire/release, can verify it). The mutant `vyukov_recheck_load`
+//! (W2 as a plain load) breaks exactly this step.
+//!
+//! A waiter that times out unregisters *before* its final attempt: if a notifier had already
+//! chosen it, the notifier published first, so the final attempt sees the value or sees that
+//! another thread took it; either way no sleeper is left behind with a value in the queue.
+
+mod backoff;
+#[cfg(not(any(
+    berth_parker = "condvar",
+    not(any(loom, shuttle, target_os = "linux", target_os = "macos"))
+)))]
+mod futex;
+#[cfg(not(any(
+    berth_parker = "condvar",
+    not(any(loom, shuttle, target_os = "linux", target_os = "macos"))
+)))]
+mod futex_parker;
+#[cfg(not(any(
+    berth_parker = "condvar",
+    not(any(loom, shuttle, target_os = "linux", target_os = "macos"))
+)))]
+use futex_parker as imp;
+
+#[cfg(any(
+    berth_parker = "condvar",
+    not(any(loom, shuttle, target_os = "linux", target_os = "macos"))
+))]
+mod condvar_parker;
+#[cfg(any(
+    berth_parker = "condvar",
+    not(any(loom, shuttle, target_os = "linux", target_os = "macos"))
+))]
+use condvar_parker as imp;
+
+mod wait_list;
+
+pub(crate) use backoff::Backoff;
+pub(crate) use wait_list::WaitList;
+
+use crate::sync::Arc;
+use std::fmt;
+use std::marker::PhantomData;
+use std::time::{Duration, Instant};
+
+/// The name of the parker this build uses: `"futex"` or `"condvar"`.
+pub const PARKER: &str = if cfg!(any(
+    berth_parker = "condvar",
+    not(any(loom, shuttle, target_os = "linux", target_os = "macos"))
+)) {
+    "condvar"
+} else {
+    "futex"
+};
+
+/// A one-token semaphore owned by one thread: [`park`](Parker::park) waits for the token,
+/// an [`Unparker`] makes it available.
+///
+/// A token made available while nobody waits is kept (at most one), so an `unpark` that comes
+/// before the `park` is not lost. `unpark` calls the kernel only when the owner is actually
+/// asleep.
+///
+/// `Parker` is `Send` but not `Sync`: one thread parks on it at a time.
+///
+/// ```
+/// use berth::park::Parker;
+/// use std::thread;
+///
+/// let parker = Parker::new();
+/// let unparker = parker.unparker().clone();
+/// let t = thread::spawn(move || unparker.unpark());
+/// parker.park(); // returns once the other thread has unparked (or had already)
+/// t.join().unwrap();
+/// ```
+pub struct Parker {
+    unparker: Unparker,
+    _not_sync: PhantomData<std::cell::Cell<()>>,
+}
+
+/// Makes a [`Parker`]'s token available. Cloneable and shareable.
+#[derive(Clone)]
+pub struct Unparker {
+    inner: Arc<imp::Inner>,
+}
+
+impl Parker {
+    /// A parker without a token.
+    pub fn new() -> Self {
+        Parker {
+            unparker: Unparker {
+                inner: Arc::new(imp::Inner::new()),
+            },
+            _not_sync: PhantomData,
+        }
+    }
+
+    /// Consumes the token, sleeping until one is available.
+    pub fn park(&self) {
+        self.unparker.inner.park(None);
+    }
+
+    /// Consumes the token, sleeping at most `timeout`. Returns false if it timed out.
+    pub fn park_timeout(&self, timeout: Duration) -> bool {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.park_deadline(deadline),
+            None => {
+                self.park();
+                true
+            }
+        }
+    }
+
+    /// Consumes the token, sleeping until `deadline` at most. Returns false if it timed out.
+    pub fn park_deadline(&self, deadline: Instant) -> bool {
+        self.unparker.inner.park(Some(deadline))
+    }
+
+    /// The handle that unparks this parker.
+    pub fn unparker(&self) -> &Unparker {
+        &self.unparker
+    }
+
+    pub(crate) fn park_until(&self, deadline: Option<Instant>) -> bool {
+        self.unparker.inner.park(deadline)
+    }
+}
+
+impl Default for Parker {
+    fn default() -> Self {
+        Parker::new()
+    }
+}
+
+impl Unparker {
+    /// Makes the token available and wakes the parked owner, if it is asleep.
+    pub fn unpark(&self) {
+        self.inner.unpark();
+    }
+
+    pub(crate) fn same(&self, other: &Unparker) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl fmt::Debug for Parker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Parker")
+            .field("kind", &PARKER)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Unparker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Unparker")
+            .field("kind", &PARKER)
+            .finish_non_exhaustive()
+    }
+}
+
+crate::sync::thread::thread_local! {
+    static LOCAL: Parker = Parker::new();
+}
+
+/// Runs `f` with this thread's parker (a fresh one while thread-locals are being destroyed).
+fn with_local_parker<R>(f: impl FnOnce(&Parker) -> R) -> R {
+    let mut f = Some(f);
+    match LOCAL.try_with(|p| (f.take().expect("called once"))(p)) {
+        Ok(r) => r,
+        Err(_) => (f.take().expect("not called yet"))(&Parker::new()),
+    }
+}
+
+/// One attempt at a blocking operation.
+pub(crate) enum Attempt<R, K> {
+    /// Done: the operation's result.
+    Ready(R),
+    /// Not possible now; the observation to re-check before sleeping.
+    Wait(K),
+}
+
+/// The shared blocking body behind every `push`, `pop`, `*_timeout`, `*_deadline`.
+///
+/// Calls `attempt` until it is ready, spinning and yielding first, then registering in `list`,
+/// re-checking with `changed` (which must be an RMW on the atomic the notifiers change, see the
+/// module docs) and parking. Returns `None` once `deadline` passes.
+pub(crate) fn block_until<R, K>(
+    list: &WaitList,
+    deadline: Option<Instant>,
+    mut attempt: impl FnMut() -> Attempt<R, K>,
+    mut changed: impl FnMut(&K) -> bool,
+) -> Option<R> {
+    let mut backoff = Backoff::new();
+    let mut parked = false;
+    loop {
+        let seen = match attempt() {
+            Attempt::Ready(r) => return Some(r),
+            Attempt::Wait(seen) => seen,
+        };
+        if let Some(d) = deadline {
+            // The models have no clock: a timed wait times out after its first park.
+            if (crate::sync::MODEL && parked) || Instant::now() >= d {
+                return None;
+            }
+        }
+        if !backoff.is_completed() {
+            backoff.snooze();
+            continue;
+        }
+        // MUTANT wait_never_parks: keep yielding instead of sleeping (the reference post's first
+        // queue, whose idle consumer burned a core).
+        if cfg!(berth_mutant = "wait_never_parks") {
+            crate::sync::thread::yield_now();
+            continue;
+        }
+        with_local_parker(|parker| {
+            let me = parker.unparker();
+            list.register(me); // W1
+            if changed(&seen) {
+                // W2 saw the notifier's change: do not sleep.
+                list.unregister(me);
+                return;
+            }
+            parker.park_until(deadline); // W3
+                                         // Unregister before the next attempt (see "A waiter that times out" above).
+            list.unregister(me);
+        });
+        parked = true;
+    }
+}

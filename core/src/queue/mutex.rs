@@ -1,0 +1,297 @@
+//! `MutexQueue`: a ring behind one mutex, with a condvar for each side.
+//!
+//! The obviously correct reference that every other queue is tested against: every operation
+//! takes the lock, so every operation is atomic. Its cost is just as obvious: all producers and
+//! consumers serialise on one lock.
+
+use super::{
+    deadline_after, impl_bounded_queue, PopError, PopTimeoutError, PushError, PushTimeoutError,
+    TryPopError, TryPushError,
+};
+use crate::sync::{Condvar, Mutex, MutexGuard};
+use std::collections::VecDeque;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// A bounded MPMC queue behind one `Mutex`, with `not_full` and `not_empty` condvars.
+///
+/// Exact capacity: it holds at most `capacity` values, for any capacity of at least 1.
+///
+/// ```
+/// use berth::MutexQueue;
+///
+/// let q = MutexQueue::new(2);
+/// q.try_push(1).unwrap();
+/// q.try_push(2).unwrap();
+/// assert!(q.try_push(3).unwrap_err().is_full());
+/// assert_eq!(q.pop(), Ok(1));
+/// ```
+pub struct MutexQueue<T> {
+    state: Mutex<State<T>>,
+    not_full: Condvar,
+    not_empty: Condvar,
+    cap: usize,
+}
+
+struct State<T> {
+    ring: VecDeque<T>,
+    closed: bool,
+    /// Threads inside `not_full.wait`; a pop notifies only if there is one.
+    blocked_pushers: usize,
+    /// Threads inside `not_empty.wait`; a push notifies only if there is one.
+    blocked_poppers: usize,
+}
+
+enum Wait {
+    Closed,
+    TimedOut,
+}
+
+impl<T> MutexQueue<T> {
+    /// A queue that holds up to `capacity` values.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is 0 (a bounded queue needs at least one slot), or too large to allocate.
+    pub fn new(capacity: usize) -> Self {
+        assert!(
+            capacity > 0,
+            "MutexQueue capacity must be at least 1, got 0"
+        );
+        assert!(
+            capacity <= isize::MAX as usize / std::mem::size_of::<T>().max(1),
+            "MutexQueue capacity {capacity} is too large: {capacity} values of {} bytes exceed isize::MAX bytes",
+            std::mem::size_of::<T>()
+        );
+        MutexQueue {
+            state: Mutex::new(State {
+                ring: VecDeque::with_capacity(capacity),
+                closed: false,
+                blocked_pushers: 0,
+                blocked_poppers: 0,
+            }),
+            not_full: Condvar::new(),
+            not_empty: Condvar::new(),
+            cap: capacity,
+        }
+    }
+
+    /// Pushes `value` if there is room, without waiting.
+    pub fn try_push(&self, value: T) -> Result<(), TryPushError<T>> {
+        let state = self.state.lock();
+        if state.closed {
+            return Err(TryPushError::Closed(value));
+        }
+        if state.ring.len() == self.cap {
+            return Err(TryPushError::Full(value));
+        }
+        self.push_locked(state, value);
+        Ok(())
+    }
+
+    /// Pushes `value`, waiting while the queue is full. Fails only once the queue is closed.
+    pub fn push(&self, value: T) -> Result<(), PushError<T>> {
+        self.push_until(value, None).map_err(|(v, _)| PushError(v))
+    }
+
+    /// Pushes `value`, waiting at most `timeout` while the queue is full.
+    pub fn push_timeout(&self, value: T, timeout: Duration) -> Result<(), PushTimeoutError<T>> {
+        self.push_until(value, deadline_after(timeout))
+            .map_err(|(v, why)| match why {
+                Wait::Closed => PushTimeoutError::Closed(v),
+                Wait::TimedOut => PushTimeoutError::Timeout(v),
+            })
+    }
+
+    /// Pushes `value`, waiting until `deadline` at most while the queue is full.
+    pub fn push_deadline(&self, value: T, deadline: Instant) -> Result<(), PushTimeoutError<T>> {
+        self.push_until(value, Some(deadline))
+            .map_err(|(v, why)| match why {
+                Wait::Closed => PushTimeoutError::Closed(v),
+                Wait::TimedOut => PushTimeoutError::Timeout(v),
+            })
+    }
+
+    /// Pops the oldest value, without waiting.
+    pub fn try_pop(&self) -> Result<T, TryPopError> {
+        let mut state = self.state.lock();
+        match state.ring.pop_front() {
+            Some(v) => {
+                self.after_pop(state);
+                Ok(v)
+            }
+            None if state.closed => Err(TryPopError::Closed),
+            None => Err(TryPopError::Empty),
+        }
+    }
+
+    /// Pops the oldest value, waiting while the queue is empty. Fails once closed and drained.
+    pub fn pop(&self) -> Result<T, PopError> {
+        self.pop_until(None).map_err(|_| PopError)
+    }
+
+    /// Pops the oldest value, waiting at most `timeout` while the queue is empty.
+    pub fn pop_timeout(&self, timeout: Duration) -> Result<T, PopTimeoutError> {
+        self.pop_until(deadline_after(timeout))
+            .map_err(|why| match why {
+                Wait::Closed => PopTimeoutError::Closed,
+                Wait::TimedOut => PopTimeoutError::Timeout,
+            })
+    }
+
+    /// Pops the oldest value, waiting until `deadline` at most while the queue is empty.
+    pub fn pop_deadline(&self, deadline: Instant) -> Result<T, PopTimeoutError> {
+        self.pop_until(Some(deadline)).map_err(|why| match why {
+            Wait::Closed => PopTimeoutError::Closed,
+            Wait::TimedOut => PopTimeoutError::Timeout,
+        })
+    }
+
+    /// Closes the queue and wakes every waiting thread. True for the call that closed it.
+    pub fn close(&self) -> bool {
+        let mut state = self.state.lock();
+        if state.closed {
+            return false;
+        }
+        state.closed = true;
+        drop(state);
+        self.not_full.notify_all();
+        self.not_empty.notify_all();
+        true
+    }
+
+    /// True once the queue is closed.
+    pub fn is_closed(&self) -> bool {
+        self.state.lock().closed
+    }
+
+    /// The number of values inside.
+    pub fn len(&self) -> usize {
+        self.state.lock().ring.len()
+    }
+
+    /// True if the queue holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True if the queue holds `capacity` values.
+    pub fn is_full(&self) -> bool {
+        self.len() == self.cap
+    }
+
+    /// The number of values the queue can hold.
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    fn push_locked(&self, mut state: MutexGuard<'_, State<T>>, value: T) {
+        state.ring.push_back(value);
+        let wake = state.blocked_poppers > 0;
+        drop(state);
+        if wake {
+            self.not_empty.notify_one();
+        }
+    }
+
+    fn after_pop(&self, state: MutexGuard<'_, State<T>>) {
+        let wake = state.blocked_pushers > 0;
+        drop(state);
+        if wake {
+            self.not_full.notify_one();
+        }
+    }
+
+    /// The one blocking body behind `push`, `push_timeout` and `push_deadline`.
+    fn push_until(&self, value: T, deadline: Option<Instant>) -> Result<(), (T, Wait)> {
+        let mut state = self.state.lock();
+        loop {
+            if state.closed {
+                return Err((value, Wait::Closed));
+            }
+            if state.ring.len() < self.cap {
+                self.push_locked(state, value);
+                return Ok(());
+            }
+            state.blocked_pushers += 1;
+            let waited = wait(&self.not_full, state, deadline);
+            state = waited.0;
+            state.blocked_pushers -= 1;
+            if waited.1 {
+                // Timed out: one last look, so a slot freed at the deadline is not wasted.
+                if !state.closed && state.ring.len() < self.cap {
+                    self.push_locked(state, value);
+                    return Ok(());
+                }
+                let why = if state.closed {
+                    Wait::Closed
+                } else {
+                    Wait::TimedOut
+                };
+                return Err((value, why));
+            }
+        }
+    }
+
+    /// The one blocking body behind `pop`, `pop_timeout` and `pop_deadline`.
+    fn pop_until(&self, deadline: Option<Instant>) -> Result<T, Wait> {
+        let mut state = self.state.lock();
+        loop {
+            if let Some(v) = state.ring.pop_front() {
+                self.after_pop(state);
+                return Ok(v);
+            }
+            if state.closed {
+                return Err(Wait::Closed);
+            }
+            state.blocked_poppers += 1;
+            let waited = wait(&self.not_empty, state, deadline);
+            state = waited.0;
+            state.blocked_poppers -= 1;
+            if waited.1 {
+                if let Some(v) = state.ring.pop_front() {
+                    self.after_pop(state);
+                    return Ok(v);
+                }
+                return Err(if state.closed {
+                    Wait::Closed
+                } else {
+                    Wait::TimedOut
+                });
+            }
+        }
+    }
+}
+
+/// Waits on `cond` until notified, a spurious wakeup, or `deadline`; true if the deadline passed.
+fn wait<'a, S>(
+    cond: &Condvar,
+    guard: MutexGuard<'a, S>,
+    deadline: Option<Instant>,
+) -> (MutexGuard<'a, S>, bool) {
+    match deadline {
+        None => (cond.wait(guard), false),
+        // The models have no clock: a timed wait times out at once.
+        Some(_) if crate::sync::MODEL => (guard, true),
+        Some(d) => match d.checked_duration_since(Instant::now()) {
+            None => (guard, true),
+            Some(left) => {
+                let guard = cond.wait_timeout(guard, left);
+                (guard, Instant::now() >= d)
+            }
+        },
+    }
+}
+
+impl_bounded_queue!(MutexQueue);
+
+impl<T> fmt::Debug for MutexQueue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.state.lock();
+        f.debug_struct("MutexQueue")
+            .field("len", &state.ring.len())
+            .field("capacity", &self.cap)
+            .field("closed", &state.closed)
+            .finish()
+    }
+}

@@ -1,0 +1,558 @@
+//! `VyukovQueue`: Dmitry Vyukov's bounded MPMC ring, with stamps of lap and index.
+//!
+//! # The algorithm
+//!
+//! Every slot carries a *stamp* that says which position the slot is ready for. A position is a
+//! pair (lap, index) packed into one word: the low bits are the index (`0..capacity`), the bit
+//! above them is the `closed` mark (used only in `tail`), and the bits above that count laps.
+//! `head` and `tail` are positions; they only move forward.
+//!
+//! For the position `p` that lives in slot `i`:
+//!
+//! | slot stamp             | meaning                                                  |
+//! |------------------------|----------------------------------------------------------|
+//! | `p`                    | empty, waiting for the producer of `p`                   |
+//! | `p + 1`                | full, waiting for the consumer of `p`                    |
+//! | `p + LAP`              | empty, waiting for the producer of `p`'s next lap        |
+//!
+//! A producer reads `tail` and the stamp of its slot, and compares them three ways (the
+//! reference post's first queue had only two, and reported every lost race as `Full`):
+//!
+//! - **P1** stamp == tail: the slot is free for this position; claim it with a CAS on `tail`
+//!   (on failure another producer won: reload and retry), write the value, and publish it by
+//!   storing `tail + 1` with `Release`.
+//! - **P2** stamp + LAP == tail + 1: the slot still holds the previous lap's value; the queue is
+//!   full only if `head` is exactly one lap behind `tail` (checked after a `SeqCst` fence so the
+//!   `head` we read is no older than the stamp); otherwise a consumer is mid-pop: retry.
+//! - **P3** anything else: another producer moved past this position; reload `tail` and retry.
+//!
+//! Consumers mirror it on `head`: **C1** stamp == head + 1: claim with a CAS on `head`, read,
+//! release the slot for the next lap by storing `head + LAP`; **C2** stamp == head: empty if
+//! `tail == head` (closed if `tail` also carries the mark), otherwise a producer is mid-write:
+//! wait for it; **C3** otherwise reload.
+//!
+//! # Exact capacity, and why capacity 1 works
+//!
+//! The index field is `(capacity + 1).next_power_of_two()` wide, and a lap adds twice that, so
+//! the "full" stamp `p + 1` of a slot never equals the stamp of any other position of the same
+//! slot, even when the ring has one slot. Vyukov's original numbering (position `p` in slot
+//! `p % capacity`, full = `p + 1`) gives a one-slot ring the same stamp for "full in this lap"
+//! and "empty in the next", so a producer overwrites a live value: the bug the reference post's
+//! capacity-1 queue shipped (mutant `vyukov_cap1_overwrite`). Indexing with `p & (capacity - 1)`
+//! instead of wrapping at `capacity` loses values for capacities that are not powers of two
+//! (mutant `vyukov_pow2_mask`). Any capacity from 1 up is exact.
+//!
+//! # Waiting
+//!
+//! Blocking operations spin, yield, then park on a wait list (see [`crate::park`]). A sleeping
+//! consumer's re-check is `tail.fetch_add(0, AcqRel)`, an RMW on the word every producer CASes
+//! (P1); a sleeping producer's is `head.fetch_add(0, AcqRel)`. After publishing, a producer
+//! reads the consumers' wait-list count and makes no call at all unless someone is registered.
+//!
+//! # Progress
+//!
+//! Claims are lock-free, but the queue is not: a producer paused between its CAS (P1) and its
+//! publishing store leaves the consumer of that position waiting (C2). `ScqQueue` removes that.
+
+use super::{
+    deadline_after, impl_bounded_queue, PopError, PopTimeoutError, PushError, PushTimeoutError,
+    TryPopError, TryPushError,
+};
+use crate::park::{block_until, Attempt, Backoff, WaitList};
+use crate::sync::atomic::{
+    fence, AtomicUsize,
+    Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
+};
+use crate::sync::cell::UnsafeCell;
+use crate::util::CachePadded;
+use std::alloc::Layout;
+use std::fmt;
+use std::mem::MaybeUninit;
+use std::time::{Duration, Instant};
+
+struct Slot<T> {
+    /// The position this slot is ready for (see the table in the module docs).
+    stamp: AtomicUsize,
+    value: UnsafeCell<MaybeUninit<T>>,
+}
+
+/// A bounded MPMC queue after Dmitry Vyukov: per-slot stamps, `head` and `tail` on separate
+/// cache lines, exact capacity (any capacity of at least 1).
+///
+/// ```
+/// use berth::VyukovQueue;
+///
+/// let q = VyukovQueue::new(3);
+/// for i in 0..3 {
+///     q.try_push(i).unwrap();
+/// }
+/// assert!(q.try_push(3).unwrap_err().is_full());
+/// q.close();
+/// assert_eq!((q.pop(), q.pop(), q.pop()), (Ok(0), Ok(1), Ok(2)));
+/// assert!(q.pop().is_err()); // closed and drained
+/// ```
+pub struct VyukovQueue<T> {
+    /// The next position to pop.
+    head: CachePadded<AtomicUsize>,
+    /// The next position to push, with `mark_bit` set once closed.
+    tail: CachePadded<AtomicUsize>,
+    /// Consumers waiting for a value.
+    not_empty: CachePadded<WaitList>,
+    /// Producers waiting for a free slot.
+    not_full: CachePadded<WaitList>,
+    buffer: Box<[Slot<T>]>,
+    cap: usize,
+    /// `(cap + 1).next_power_of_two()`: the bit above the index bits; set in `tail` when closed.
+    mark_bit: usize,
+    /// `2 * mark_bit`: adding it moves a position to the same index of the next lap.
+    lap: usize,
+}
+
+// SAFETY: values of type T are moved in by one thread and out by another, so T: Send is required
+// and sufficient; no &T is ever shared between threads. Each slot's value is accessed by exactly
+// one thread between a successful CAS on head/tail and the stamp store that hands it on.
+unsafe impl<T: Send> Send for VyukovQueue<T> {}
+// SAFETY: as above; all shared state is atomics, wait lists (Mutex-protected) and slots whose
+// access is serialised by the stamp protocol.
+unsafe impl<T: Send> Sync for VyukovQueue<T> {}
+
+/// Why an attempt to push did not push.
+enum PushFail {
+    /// Full, with the `head` that proved it (the value the sleeping re-check compares with).
+    Full(usize),
+    Closed,
+}
+
+/// Why an attempt to pop did not pop.
+enum PopFail {
+    /// Empty, with the `head` (== tail) that proved it.
+    Empty(usize),
+    Closed,
+}
+
+enum Wait {
+    Closed,
+    TimedOut,
+}
+
+impl<T> VyukovQueue<T> {
+    /// A queue that holds exactly `capacity` values.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is 0 (a bounded queue needs at least one slot), or so large that its
+    /// positions would not fit in a `usize` or its slots in memory.
+    pub fn new(capacity: usize) -> Self {
+        assert!(
+            capacity > 0,
+            "VyukovQueue capacity must be at least 1, got 0"
+        );
+        let too_large = |why: &str| -> ! {
+            panic!("VyukovQueue capacity {capacity} is too large: {why}");
+        };
+        let mark_bit = capacity
+            .checked_add(1)
+            .and_then(usize::checked_next_power_of_two)
+            .unwrap_or_else(|| too_large("positions would overflow a usize"));
+        let lap = mark_bit
+            .checked_mul(2)
+            .unwrap_or_else(|| too_large("positions would overflow a usize"));
+        if Layout::array::<Slot<T>>(capacity).is_err() {
+            too_large("its slots would exceed isize::MAX bytes");
+        }
+        let buffer = (0..capacity)
+            .map(|i| Slot {
+                stamp: AtomicUsize::new(i),
+                value: UnsafeCell::new(MaybeUninit::uninit()),
+            })
+            .collect();
+        VyukovQueue {
+            head: CachePadded::new(AtomicUsize::new(0)),
+            tail: CachePadded::new(AtomicUsize::new(0)),
+            not_empty: CachePadded::new(WaitList::new()),
+            not_full: CachePadded::new(WaitList::new()),
+            buffer,
+            cap: capacity,
+            mark_bit,
+            lap,
+        }
+    }
+
+    /// The slot index of a position.
+    #[inline]
+    fn index(&self, pos: usize) -> usize {
+        #[cfg(not(berth_mutant = "vyukov_pow2_mask"))]
+        {
+            pos & (self.mark_bit - 1)
+        }
+        // MUTANT vyukov_pow2_mask: masking with capacity - 1, right only for powers of two.
+        #[cfg(berth_mutant = "vyukov_pow2_mask")]
+        {
+            pos & (self.cap - 1)
+        }
+    }
+
+    /// The position after `pos`: the next index, or index 0 of the next lap.
+    #[inline]
+    fn next(&self, pos: usize) -> usize {
+        if self.index(pos) + 1 < self.cap {
+            pos.wrapping_add(1)
+        } else {
+            (pos & !(self.lap - 1)).wrapping_add(self.lap)
+        }
+    }
+
+    /// The stamp that marks the slot of `pos` as holding `pos`'s value.
+    #[inline]
+    fn full_stamp(&self, pos: usize) -> usize {
+        #[cfg(not(berth_mutant = "vyukov_cap1_overwrite"))]
+        {
+            pos.wrapping_add(1)
+        }
+        // MUTANT vyukov_cap1_overwrite: Vyukov's numbering, "full" = the next position. With one
+        // slot that is also the stamp of "empty, next lap", so a producer overwrites a live value.
+        #[cfg(berth_mutant = "vyukov_cap1_overwrite")]
+        {
+            self.next(pos)
+        }
+    }
+
+    /// One attempt to push: P1-P3 of the module docs.
+    fn push_attempt(&self, value: T) -> Result<(), (T, PushFail)> {
+        let mut backoff = Backoff::new();
+        let mut tail = self.tail.load(Relaxed);
+        loop {
+            if tail & self.mark_bit != 0 {
+                return Err((value, PushFail::Closed));
+            }
+            let slot = &self.buffer[self.index(tail)];
+            let stamp = slot.stamp.load(Acquire);
+            if stamp == tail {
+                // P1: the slot is free for this position; claim it.
+                match self
+                    .tail
+                    .compare_exchange_weak(tail, self.next(tail), AcqRel, Relaxed)
+                {
+                    Ok(_) => {
+                        slot.value.with_mut(|p| {
+                            // SAFETY: our CAS claimed position `tail`, and its stamp said the slot
+                            // is empty for it: no other thread reads or writes the value until
+                            // the stamp store below hands it to the consumer of `tail`.
+                            unsafe { p.write(MaybeUninit::new(value)) }
+                        });
+                        slot.stamp.store(self.full_stamp(tail), Release);
+                        self.not_empty.notify_one();
+                        return Ok(());
+                    }
+                    Err(current) => {
+                        // MUTANT vyukov_lost_race_full: a lost race reported as a full queue.
+                        if cfg!(berth_mutant = "vyukov_lost_race_full") {
+                            return Err((value, PushFail::Full(self.head.load(Relaxed))));
+                        }
+                        tail = current;
+                        backoff.spin();
+                    }
+                }
+            } else if stamp.wrapping_add(self.lap) == tail.wrapping_add(1) {
+                // P2: the slot still holds the previous lap's value.
+                fence(SeqCst);
+                let head = self.head.load(Relaxed);
+                if head.wrapping_add(self.lap) == tail {
+                    return Err((value, PushFail::Full(head)));
+                }
+                // A consumer has claimed it but not yet released it.
+                backoff.spin();
+                tail = self.tail.load(Relaxed);
+            } else {
+                // P3: another producer moved past this position.
+                if cfg!(berth_mutant = "vyukov_lost_race_full") {
+                    return Err((value, PushFail::Full(self.head.load(Relaxed))));
+                }
+                backoff.snooze();
+                tail = self.tail.load(Relaxed);
+            }
+        }
+    }
+
+    /// One attempt to pop: C1-C3 of the module docs.
+    fn pop_attempt(&self) -> Result<T, PopFail> {
+        let mut backoff = Backoff::new();
+        let mut head = self.head.load(Relaxed);
+        loop {
+            let slot = &self.buffer[self.index(head)];
+            let stamp = slot.stamp.load(Acquire);
+            if stamp == self.full_stamp(head) {
+                // C1: the slot holds this position's value; claim it.
+                match self
+                    .head
+                    .compare_exchange_weak(head, self.next(head), AcqRel, Relaxed)
+                {
+                    Ok(_) => {
+                        let value = slot.value.with(|p| {
+                            // SAFETY: our CAS claimed position `head`, and its stamp (read with
+                            // Acquire, pairing with the producer's Release store) says the value
+                            // was written and not yet taken; nobody else touches it until the
+                            // stamp store below releases the slot for the next lap.
+                            unsafe { p.read().assume_init() }
+                        });
+                        slot.stamp.store(head.wrapping_add(self.lap), Release);
+                        self.not_full.notify_one();
+                        return Ok(value);
+                    }
+                    Err(current) => {
+                        head = current;
+                        backoff.spin();
+                    }
+                }
+            } else if stamp == head {
+                // C2: the slot is empty for this lap.
+                fence(SeqCst);
+                let tail = self.tail.load(Relaxed);
+                if tail & !self.mark_bit == head {
+                    return Err(if tail & self.mark_bit != 0 {
+                        PopFail::Closed
+                    } else {
+                        PopFail::Empty(head)
+                    });
+                }
+                // A producer claimed this position and is writing it: wait for it.
+                backoff.snooze();
+                head = self.head.load(Relaxed);
+            } else {
+                // C3: another consumer moved past this position.
+                backoff.snooze();
+                head = self.head.load(Relaxed);
+            }
+        }
+    }
+
+    /// Pushes `value` if there is room, without waiting.
+    ///
+    /// Never reports `Full` because of a lost race: a producer that loses its CAS retries.
+    pub fn try_push(&self, value: T) -> Result<(), TryPushError<T>> {
+        self.push_attempt(value).map_err(|(v, why)| match why {
+            PushFail::Full(_) => TryPushError::Full(v),
+            PushFail::Closed => TryPushError::Closed(v),
+        })
+    }
+
+    /// Pushes `value`, waiting (spinning, then parking) while the queue is full. Fails only once
+    /// the queue is closed, handing the value back.
+    pub fn push(&self, value: T) -> Result<(), PushError<T>> {
+        self.push_until(value, None).map_err(|(v, _)| PushError(v))
+    }
+
+    /// Pushes `value`, waiting at most `timeout` while the queue is full.
+    pub fn push_timeout(&self, value: T, timeout: Duration) -> Result<(), PushTimeoutError<T>> {
+        self.push_until(value, deadline_after(timeout))
+            .map_err(|(v, why)| match why {
+                Wait::Closed => PushTimeoutError::Closed(v),
+                Wait::TimedOut => PushTimeoutError::Timeout(v),
+            })
+    }
+
+    /// Pushes `value`, waiting until `deadline` at most while the queue is full.
+    pub fn push_deadline(&self, value: T, deadline: Instant) -> Result<(), PushTimeoutError<T>> {
+        self.push_until(value, Some(deadline))
+            .map_err(|(v, why)| match why {
+                Wait::Closed => PushTimeoutError::Closed(v),
+                Wait::TimedOut => PushTimeoutError::Timeout(v),
+            })
+    }
+
+    /// Pops the oldest value, without waiting.
+    pub fn try_pop(&self) -> Result<T, TryPopError> {
+        self.pop_attempt().map_err(|why| match why {
+            PopFail::Empty(_) => TryPopError::Empty,
+            PopFail::Closed => TryPopError::Closed,
+        })
+    }
+
+    /// Pops the oldest value, waiting (spinning, then parking) while the queue is empty. Fails
+    /// once the queue is closed and drained.
+    pub fn pop(&self) -> Result<T, PopError> {
+        self.pop_until(None).map_err(|_| PopError)
+    }
+
+    /// Pops the oldest value, waiting at most `timeout` while the queue is empty.
+    pub fn pop_timeout(&self, timeout: Duration) -> Result<T, PopTimeoutError> {
+        self.pop_until(deadline_after(timeout))
+            .map_err(|why| match why {
+                Wait::Closed => PopTimeoutError::Closed,
+                Wait::TimedOut => PopTimeoutError::Timeout,
+            })
+    }
+
+    /// Pops the oldest value, waiting until `deadline` at most while the queue is empty.
+    pub fn pop_deadline(&self, deadline: Instant) -> Result<T, PopTimeoutError> {
+        self.pop_until(Some(deadline)).map_err(|why| match why {
+            Wait::Closed => PopTimeoutError::Closed,
+            Wait::TimedOut => PopTimeoutError::Timeout,
+        })
+    }
+
+    /// The one blocking body behind `push`, `push_timeout` and `push_deadline`.
+    fn push_until(&self, value: T, deadline: Option<Instant>) -> Result<(), (T, Wait)> {
+        let mut pending = Some(value);
+        let done = block_until(
+            &self.not_full,
+            deadline,
+            || {
+                let value = pending
+                    .take()
+                    .expect("the value is put back after each failure");
+                match self.push_attempt(value) {
+                    Ok(()) => Attempt::Ready(Ok(())),
+                    Err((v, PushFail::Closed)) => Attempt::Ready(Err(v)),
+                    Err((v, PushFail::Full(head))) => {
+                        pending = Some(v);
+                        Attempt::Wait(head)
+                    }
+                }
+            },
+            |&head| self.recheck_head(head) || self.is_closed(),
+        );
+        match done {
+            Some(Ok(())) => Ok(()),
+            Some(Err(v)) => Err((v, Wait::Closed)),
+            None => Err((
+                pending
+                    .take()
+                    .expect("a timed-out push still holds its value"),
+                Wait::TimedOut,
+            )),
+        }
+    }
+
+    /// The one blocking body behind `pop`, `pop_timeout` and `pop_deadline`.
+    fn pop_until(&self, deadline: Option<Instant>) -> Result<T, Wait> {
+        let done = block_until(
+            &self.not_empty,
+            deadline,
+            || match self.pop_attempt() {
+                Ok(v) => Attempt::Ready(Ok(v)),
+                Err(PopFail::Closed) => Attempt::Ready(Err(Wait::Closed)),
+                Err(PopFail::Empty(head)) => Attempt::Wait(head),
+            },
+            |&head| self.recheck_tail(head),
+        );
+        done.unwrap_or(Err(Wait::TimedOut))
+    }
+
+    /// W2 for a sleeping consumer that saw `tail == head`: has `tail` moved (or been marked)?
+    #[inline]
+    fn recheck_tail(&self, head: usize) -> bool {
+        #[cfg(not(berth_mutant = "vyukov_recheck_load"))]
+        let tail = self.tail.fetch_add(0, AcqRel);
+        // MUTANT vyukov_recheck_load: a plain load can read a stale tail while the producer
+        // reads a stale waiter count: both miss each other and the consumer sleeps forever.
+        #[cfg(berth_mutant = "vyukov_recheck_load")]
+        let tail = self.tail.load(Acquire);
+        tail != head
+    }
+
+    /// W2 for a sleeping producer that saw `head` one lap behind `tail`: has `head` moved?
+    #[inline]
+    fn recheck_head(&self, head: usize) -> bool {
+        #[cfg(not(berth_mutant = "vyukov_recheck_load"))]
+        let now = self.head.fetch_add(0, AcqRel);
+        #[cfg(berth_mutant = "vyukov_recheck_load")]
+        let now = self.head.load(Acquire);
+        now != head
+    }
+
+    /// Closes the queue: every later push fails and hands its value back, every waiting thread
+    /// wakes, and pops drain what is left. True for the call that closed it.
+    pub fn close(&self) -> bool {
+        let tail = self.tail.fetch_or(self.mark_bit, SeqCst);
+        if tail & self.mark_bit != 0 {
+            return false;
+        }
+        self.not_empty.notify_all();
+        self.not_full.notify_all();
+        true
+    }
+
+    /// True once the queue is closed.
+    pub fn is_closed(&self) -> bool {
+        self.tail.load(SeqCst) & self.mark_bit != 0
+    }
+
+    /// The number of values inside (a snapshot).
+    pub fn len(&self) -> usize {
+        loop {
+            let tail = self.tail.load(SeqCst);
+            let head = self.head.load(SeqCst);
+            if self.tail.load(SeqCst) == tail {
+                return self.distance(head, tail & !self.mark_bit);
+            }
+        }
+    }
+
+    /// The number of positions from `head` to `tail`, both unmarked and consistent.
+    fn distance(&self, head: usize, tail: usize) -> usize {
+        let hix = head & (self.mark_bit - 1);
+        let tix = tail & (self.mark_bit - 1);
+        if hix < tix {
+            tix - hix
+        } else if hix > tix {
+            self.cap - hix + tix
+        } else if tail == head {
+            0
+        } else {
+            self.cap
+        }
+    }
+
+    /// True if the queue holds no value (a snapshot).
+    pub fn is_empty(&self) -> bool {
+        let head = self.head.load(SeqCst);
+        let tail = self.tail.load(SeqCst);
+        tail & !self.mark_bit == head
+    }
+
+    /// True if the queue holds `capacity` values (a snapshot).
+    pub fn is_full(&self) -> bool {
+        let tail = self.tail.load(SeqCst);
+        let head = self.head.load(SeqCst);
+        head.wrapping_add(self.lap) == tail & !self.mark_bit
+    }
+
+    /// The number of values the queue can hold: exactly the capacity it was created with.
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+}
+
+impl<T> Drop for VyukovQueue<T> {
+    fn drop(&mut self) {
+        // `&mut self`: every operation has finished, so head..tail is exactly the live values.
+        let head = self.head.load(Relaxed);
+        let tail = self.tail.load(Relaxed) & !self.mark_bit;
+        let hix = head & (self.mark_bit - 1);
+        for i in 0..self.distance(head, tail) {
+            let index = if hix + i < self.cap {
+                hix + i
+            } else {
+                hix + i - self.cap
+            };
+            self.buffer[index].value.with_mut(|p| {
+                // SAFETY: positions head..tail were published by completed pushes and not
+                // popped, so each of these slots holds an initialised value, dropped once here.
+                unsafe { (*p).assume_init_drop() }
+            });
+        }
+    }
+}
+
+impl_bounded_queue!(VyukovQueue);
+
+impl<T> fmt::Debug for VyukovQueue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VyukovQueue")
+            .field("len", &self.len())
+            .field("capacity", &self.cap)
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}

@@ -1,0 +1,33 @@
+//! The loom backend: every operation is a point where loom may switch threads, and every atomic
+//! load may return any value the C11 memory model allows.
+
+pub(crate) use ::loom::sync::Arc;
+pub(crate) type InnerMutex<T> = ::loom::sync::Mutex<T>;
+pub(crate) type InnerGuard<'a, T> = ::loom::sync::MutexGuard<'a, T>;
+pub(crate) type InnerCondvar = ::loom::sync::Condvar;
+
+pub(crate) mod atomic {
+    pub(crate) use ::loom::sync::atomic::{fence, AtomicU32, AtomicUsize, Ordering};
+}
+
+pub(crate) mod cell {
+    pub(crate) use ::loom::cell::UnsafeCell;
+}
+
+pub(crate) mod thread {
+    #[allow(unused_imports)]
+    pub(crate) use ::loom::thread::{spawn, yield_now, JoinHandle};
+    pub(crate) use ::loom::thread_local;
+}
+
+pub(crate) mod hint {
+    /// A spin hint is a yield under loom: a spin that never yields would never let loom run the
+    /// thread it waits for.
+    #[inline]
+    pub(crate) fn spin_loop() {
+        ::loom::thread::yield_now();
+    }
+}
+
+/// Whether this build runs under a model checker.
+pub(crate) const MODEL: bool = true;
