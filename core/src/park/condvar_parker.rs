@@ -56,14 +56,15 @@ impl Inner {
             .compare_exchange(EMPTY, PARKED, Acquire, Acquire)
             .is_err()
         {
-            self.state.store(EMPTY, Relaxed);
+            // Only `unpark` changes the state behind our back, so it holds NOTIFIED.
+            consume(&self.state);
             return true;
         }
         // MUTANT park_no_recheck_rmw: a load and a separate store (see futex_parker.rs).
         #[cfg(berth_mutant = "park_no_recheck_rmw")]
         {
             if self.state.load(Acquire) == NOTIFIED {
-                self.state.store(EMPTY, Relaxed);
+                consume(&self.state);
                 return true;
             }
             self.state.store(PARKED, Relaxed);
@@ -104,4 +105,14 @@ impl Inner {
             self.cond.notify_one();
         }
     }
+}
+
+/// Takes a token the owner has seen, with a swap (see `futex_parker::consume` for why a store
+/// loses a second unparker's token; mutant `park_consume_by_store`).
+#[inline]
+fn consume(state: &AtomicU32) {
+    #[cfg(not(berth_mutant = "park_consume_by_store"))]
+    state.swap(EMPTY, Acquire);
+    #[cfg(berth_mutant = "park_consume_by_store")]
+    state.store(EMPTY, Relaxed);
 }

@@ -55,7 +55,7 @@ impl Inner {
             .is_err()
         {
             // Only `unpark` changes the word behind our back, so it holds NOTIFIED.
-            state.store(EMPTY, Relaxed);
+            consume(state);
             return true;
         }
         // MUTANT park_no_recheck_rmw: a load and a separate store. An `unpark` between the two
@@ -63,7 +63,7 @@ impl Inner {
         #[cfg(berth_mutant = "park_no_recheck_rmw")]
         {
             if state.load(Acquire) == NOTIFIED {
-                state.store(EMPTY, Relaxed);
+                consume(state);
                 return true;
             }
             state.store(PARKED, Relaxed);
@@ -93,4 +93,18 @@ impl Inner {
             self.state.wake_one();
         }
     }
+}
+
+/// Takes a token the owner has seen (the word holds NOTIFIED).
+///
+/// A swap, not a store: a second `unpark` may swap in NOTIFIED again between our read and our
+/// write; it saw NOTIFIED, so it made no wake call, and a store of EMPTY would erase its token
+/// while the swap reads it (and synchronises with it). The loom model `two_wakers` deadlocked on
+/// the store; the mutant `park_consume_by_store` keeps that version.
+#[inline]
+fn consume(state: &crate::sync::atomic::AtomicU32) {
+    #[cfg(not(berth_mutant = "park_consume_by_store"))]
+    state.swap(EMPTY, Acquire);
+    #[cfg(berth_mutant = "park_consume_by_store")]
+    state.store(EMPTY, Relaxed);
 }

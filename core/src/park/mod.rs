@@ -32,24 +32,26 @@
 //! ([`block_until`]) first spins and yields on the condition ([`Backoff`]). Then:
 //!
 //! 1. **W1** registers its unparker in the list (the list's count is written under its lock);
-//! 2. **W2** re-checks the condition with an RMW (`fetch_add(0, AcqRel)`) on the atomic the
+//! 2. **W2** re-checks the condition with an RMW (`fetch_add(0, _)`) on the atomic the
 //!    notifier's operation modifies (a queue's consumer re-checks on `tail`, which every push
 //!    CASes); if it changed, it unregisters and retries;
 //! 3. **W3** parks.
 //!
 //! A notifier:
 //!
-//! 1. **N1** changes that atomic with an `AcqRel` RMW (the push's CAS on `tail`) and publishes;
+//! 1. **N1** changes that atomic with an RMW that is at least `AcqRel` (the push's CAS on
+//!    `tail`) and publishes;
 //! 2. **N2** reads the list's count (`Relaxed`); only if it is not zero does it take the lock,
 //!    pop the first waiter and unpark it.
 //!
 //! Why no wakeup is lost: W2 and N1 are RMWs on one atomic, so one is first in its modification
 //! order. If W2 is first, N1 reads W2's value (or a later RMW's: all writes to the atomic are
-//! RMWs, so they continue W2's release sequence); W2 is `Release` and N1 `Acquire`, so W2
+//! RMWs, so they continue W2's release sequence); W2 releases and N1 acquires, so W2
 //! synchronises with N1, W1 happens before N2, and N2 sees the waiter. If N1 is first, W2 reads
-//! N1's value and the waiter does not sleep. No `SeqCst` is needed (and loom, which models
-//! `SeqCst` loads and stores as acquire/release, can verify it). The mutant `vyukov_recheck_load`
-//! (W2 as a plain load) breaks exactly this step.
+//! N1's value (an RMW always reads the newest value) and the waiter does not sleep. The argument
+//! needs acquire/release only, which loom models exactly; `VyukovQueue` uses `SeqCst` for these
+//! RMWs for another reason (its empty and full checks read `tail`/`head` with `SeqCst` loads,
+//! which are then never older than the newest `SeqCst` write), at no cost on x86-64.
 //!
 //! A waiter that times out unregisters *before* its final attempt: if a notifier had already
 //! chosen it, the notifier published first, so the final attempt sees the value or sees that

@@ -45,8 +45,8 @@
 //! # Waiting
 //!
 //! Blocking operations spin, yield, then park on a wait list (see [`crate::park`]). A sleeping
-//! consumer's re-check is `tail.fetch_add(0, AcqRel)`, an RMW on the word every producer CASes
-//! (P1); a sleeping producer's is `head.fetch_add(0, AcqRel)`. After publishing, a producer
+//! consumer's re-check is `tail.fetch_add(0, SeqCst)`, an RMW on the word every producer CASes
+//! (P1); a sleeping producer's is `head.fetch_add(0, SeqCst)`. After publishing, a producer
 //! reads the consumers' wait-list count and makes no call at all unless someone is registered.
 //!
 //! # Progress
@@ -61,7 +61,7 @@ use super::{
 use crate::park::{block_until, Attempt, Backoff, WaitList};
 use crate::sync::atomic::{
     fence, AtomicUsize,
-    Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
 };
 use crate::sync::cell::UnsafeCell;
 use crate::util::CachePadded;
@@ -231,7 +231,7 @@ impl<T> VyukovQueue<T> {
                 // P1: the slot is free for this position; claim it.
                 match self
                     .tail
-                    .compare_exchange_weak(tail, self.next(tail), AcqRel, Relaxed)
+                    .compare_exchange(tail, self.next(tail), SeqCst, Relaxed)
                 {
                     Ok(_) => {
                         slot.value.with_mut(|p| {
@@ -256,12 +256,12 @@ impl<T> VyukovQueue<T> {
             } else if stamp.wrapping_add(self.lap) == tail.wrapping_add(1) {
                 // P2: the slot still holds the previous lap's value.
                 fence(SeqCst);
-                let head = self.head.load(Relaxed);
+                let head = self.head.load(SeqCst);
                 if head.wrapping_add(self.lap) == tail {
                     return Err((value, PushFail::Full(head)));
                 }
                 // A consumer has claimed it but not yet released it.
-                backoff.spin();
+                backoff.snooze();
                 tail = self.tail.load(Relaxed);
             } else {
                 // P3: another producer moved past this position.
@@ -285,7 +285,7 @@ impl<T> VyukovQueue<T> {
                 // C1: the slot holds this position's value; claim it.
                 match self
                     .head
-                    .compare_exchange_weak(head, self.next(head), AcqRel, Relaxed)
+                    .compare_exchange(head, self.next(head), SeqCst, Relaxed)
                 {
                     Ok(_) => {
                         let value = slot.value.with(|p| {
@@ -307,7 +307,7 @@ impl<T> VyukovQueue<T> {
             } else if stamp == head {
                 // C2: the slot is empty for this lap.
                 fence(SeqCst);
-                let tail = self.tail.load(Relaxed);
+                let tail = self.tail.load(SeqCst);
                 if tail & !self.mark_bit == head {
                     return Err(if tail & self.mark_bit != 0 {
                         PopFail::Closed
@@ -440,25 +440,16 @@ impl<T> VyukovQueue<T> {
     }
 
     /// W2 for a sleeping consumer that saw `tail == head`: has `tail` moved (or been marked)?
+    /// An RMW, not a load: see "Why no wakeup is lost" in [`crate::park`].
     #[inline]
     fn recheck_tail(&self, head: usize) -> bool {
-        #[cfg(not(berth_mutant = "vyukov_recheck_load"))]
-        let tail = self.tail.fetch_add(0, AcqRel);
-        // MUTANT vyukov_recheck_load: a plain load can read a stale tail while the producer
-        // reads a stale waiter count: both miss each other and the consumer sleeps forever.
-        #[cfg(berth_mutant = "vyukov_recheck_load")]
-        let tail = self.tail.load(Acquire);
-        tail != head
+        self.tail.fetch_add(0, SeqCst) != head
     }
 
     /// W2 for a sleeping producer that saw `head` one lap behind `tail`: has `head` moved?
     #[inline]
     fn recheck_head(&self, head: usize) -> bool {
-        #[cfg(not(berth_mutant = "vyukov_recheck_load"))]
-        let now = self.head.fetch_add(0, AcqRel);
-        #[cfg(berth_mutant = "vyukov_recheck_load")]
-        let now = self.head.load(Acquire);
-        now != head
+        self.head.fetch_add(0, SeqCst) != head
     }
 
     /// Closes the queue: every later push fails and hands its value back, every waiting thread
