@@ -48,10 +48,10 @@
 //! order. If W2 is first, N1 reads W2's value (or a later RMW's: all writes to the atomic are
 //! RMWs, so they continue W2's release sequence); W2 releases and N1 acquires, so W2
 //! synchronises with N1, W1 happens before N2, and N2 sees the waiter. If N1 is first, W2 reads
-//! N1's value (an RMW always reads the newest value) and the waiter does not sleep. The argument
-//! needs acquire/release only, which loom models exactly; `VyukovQueue` uses `SeqCst` for these
-//! RMWs for another reason (its empty and full checks read `tail`/`head` with `SeqCst` loads,
-//! which are then never older than the newest `SeqCst` write), at no cost on x86-64.
+//! N1's value (an RMW always reads the newest value) and the waiter does not sleep. No `SeqCst`
+//! is needed, and loom (which models `SeqCst` loads and stores only as acquire/release) checks
+//! exactly this argument: the mutant `vyukov_recheck_load` (W2 as a plain load) deadlocks in
+//! the loom model `parked_producer_woken_by_pop`.
 //!
 //! A waiter that times out unregisters *before* its final attempt: if a notifier had already
 //! chosen it, the notifier published first, so the final attempt sees the value or sees that
@@ -113,6 +113,11 @@ pub const PARKER: &str = if cfg!(any(
 /// asleep.
 ///
 /// `Parker` is `Send` but not `Sync`: one thread parks on it at a time.
+///
+/// ```compile_fail
+/// fn shared<P: Sync>(_: &P) {}
+/// shared(&berth::park::Parker::new());
+/// ```
 ///
 /// ```
 /// use berth::park::Parker;

@@ -45,8 +45,8 @@
 //! # Waiting
 //!
 //! Blocking operations spin, yield, then park on a wait list (see [`crate::park`]). A sleeping
-//! consumer's re-check is `tail.fetch_add(0, SeqCst)`, an RMW on the word every producer CASes
-//! (P1); a sleeping producer's is `head.fetch_add(0, SeqCst)`. After publishing, a producer
+//! consumer's re-check is `tail.fetch_add(0, AcqRel)`, an RMW on the word every producer CASes
+//! (P1); a sleeping producer's is `head.fetch_add(0, AcqRel)`. After publishing, a producer
 //! reads the consumers' wait-list count and makes no call at all unless someone is registered.
 //!
 //! # Progress
@@ -61,7 +61,7 @@ use super::{
 use crate::park::{block_until, Attempt, Backoff, WaitList};
 use crate::sync::atomic::{
     fence, AtomicUsize,
-    Ordering::{Acquire, Relaxed, Release, SeqCst},
+    Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
 };
 use crate::sync::cell::UnsafeCell;
 use crate::util::CachePadded;
@@ -90,6 +90,13 @@ struct Slot<T> {
 /// q.close();
 /// assert_eq!((q.pop(), q.pop(), q.pop()), (Ok(0), Ok(1), Ok(2)));
 /// assert!(q.pop().is_err()); // closed and drained
+/// ```
+///
+/// The queue is `Send + Sync` exactly when `T: Send`; a queue of `Rc` cannot be shared:
+///
+/// ```compile_fail
+/// fn shared<Q: Sync>(_: &Q) {}
+/// shared(&berth::VyukovQueue::<std::rc::Rc<u8>>::new(1));
 /// ```
 pub struct VyukovQueue<T> {
     /// The next position to pop.
@@ -231,7 +238,7 @@ impl<T> VyukovQueue<T> {
                 // P1: the slot is free for this position; claim it.
                 match self
                     .tail
-                    .compare_exchange(tail, self.next(tail), SeqCst, Relaxed)
+                    .compare_exchange(tail, self.next(tail), AcqRel, Relaxed)
                 {
                     Ok(_) => {
                         slot.value.with_mut(|p| {
@@ -256,7 +263,7 @@ impl<T> VyukovQueue<T> {
             } else if stamp.wrapping_add(self.lap) == tail.wrapping_add(1) {
                 // P2: the slot still holds the previous lap's value.
                 fence(SeqCst);
-                let head = self.head.load(SeqCst);
+                let head = self.head.load(Relaxed);
                 if head.wrapping_add(self.lap) == tail {
                     return Err((value, PushFail::Full(head)));
                 }
@@ -285,7 +292,7 @@ impl<T> VyukovQueue<T> {
                 // C1: the slot holds this position's value; claim it.
                 match self
                     .head
-                    .compare_exchange(head, self.next(head), SeqCst, Relaxed)
+                    .compare_exchange(head, self.next(head), AcqRel, Relaxed)
                 {
                     Ok(_) => {
                         let value = slot.value.with(|p| {
@@ -307,7 +314,7 @@ impl<T> VyukovQueue<T> {
             } else if stamp == head {
                 // C2: the slot is empty for this lap.
                 fence(SeqCst);
-                let tail = self.tail.load(SeqCst);
+                let tail = self.tail.load(Relaxed);
                 if tail & !self.mark_bit == head {
                     return Err(if tail & self.mark_bit != 0 {
                         PopFail::Closed
@@ -443,13 +450,19 @@ impl<T> VyukovQueue<T> {
     /// An RMW, not a load: see "Why no wakeup is lost" in [`crate::park`].
     #[inline]
     fn recheck_tail(&self, head: usize) -> bool {
-        self.tail.fetch_add(0, SeqCst) != head
+        #[cfg(not(berth_mutant = "vyukov_recheck_load"))]
+        let tail = self.tail.fetch_add(0, AcqRel);
+        // MUTANT vyukov_recheck_load: a plain load can read a stale tail while the producer
+        // reads a stale waiter count: both miss each other and the consumer sleeps forever.
+        #[cfg(berth_mutant = "vyukov_recheck_load")]
+        let tail = self.tail.load(Acquire);
+        tail != head
     }
 
     /// W2 for a sleeping producer that saw `head` one lap behind `tail`: has `head` moved?
     #[inline]
     fn recheck_head(&self, head: usize) -> bool {
-        self.head.fetch_add(0, SeqCst) != head
+        self.head.fetch_add(0, AcqRel) != head
     }
 
     /// Closes the queue: every later push fails and hands its value back, every waiting thread
