@@ -47,6 +47,7 @@
 mod sync;
 mod util;
 
+pub mod channel;
 pub mod park;
 pub mod queue;
 

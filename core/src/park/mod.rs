@@ -220,7 +220,7 @@ crate::sync::thread::thread_local! {
 }
 
 /// Runs `f` with this thread's parker (a fresh one while thread-locals are being destroyed).
-fn with_local_parker<R>(f: impl FnOnce(&Parker) -> R) -> R {
+pub(crate) fn with_local_parker<R>(f: impl FnOnce(&Parker) -> R) -> R {
     let mut f = Some(f);
     match LOCAL.try_with(|p| (f.take().expect("called once"))(p)) {
         Ok(r) => r,

@@ -1,0 +1,230 @@
+//! The errors of the channels, named and shaped as in `std::sync::mpsc` and crossbeam-channel.
+//! An error that stands for a message the channel did not take carries that message, so nothing
+//! is lost; `into_inner` hands it back. `Debug` never needs `T: Debug`.
+
+use std::error::Error;
+use std::fmt;
+
+/// The error of [`Sender::send`](super::Sender::send): the channel is disconnected; the message
+/// comes back inside.
+#[derive(PartialEq, Eq, Clone, Copy)]
+pub struct SendError<T>(pub T);
+
+/// The error of [`Sender::try_send`](super::Sender::try_send).
+#[derive(PartialEq, Eq, Clone, Copy)]
+pub enum TrySendError<T> {
+    /// The channel is full (for a rendezvous channel: no receiver is waiting).
+    Full(T),
+    /// The channel is disconnected.
+    Disconnected(T),
+}
+
+/// The error of [`Sender::send_timeout`](super::Sender::send_timeout) and
+/// [`send_deadline`](super::Sender::send_deadline).
+#[derive(PartialEq, Eq, Clone, Copy)]
+pub enum SendTimeoutError<T> {
+    /// The message could not be sent before the timeout.
+    Timeout(T),
+    /// The channel is disconnected.
+    Disconnected(T),
+}
+
+/// The error of [`Receiver::recv`](super::Receiver::recv): the channel is empty and
+/// disconnected.
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+pub struct RecvError;
+
+/// The error of [`Receiver::try_recv`](super::Receiver::try_recv).
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+pub enum TryRecvError {
+    /// The channel is empty (for a rendezvous channel: no sender is waiting).
+    Empty,
+    /// The channel is empty and disconnected.
+    Disconnected,
+}
+
+/// The error of [`Receiver::recv_timeout`](super::Receiver::recv_timeout) and
+/// [`recv_deadline`](super::Receiver::recv_deadline).
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+pub enum RecvTimeoutError {
+    /// No message arrived before the timeout.
+    Timeout,
+    /// The channel is empty and disconnected.
+    Disconnected,
+}
+
+impl<T> SendError<T> {
+    /// The message that was not sent.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> TrySendError<T> {
+    /// The message that was not sent.
+    pub fn into_inner(self) -> T {
+        match self {
+            TrySendError::Full(v) | TrySendError::Disconnected(v) => v,
+        }
+    }
+
+    /// True if the channel was full.
+    pub fn is_full(&self) -> bool {
+        matches!(self, TrySendError::Full(_))
+    }
+
+    /// True if the channel was disconnected.
+    pub fn is_disconnected(&self) -> bool {
+        matches!(self, TrySendError::Disconnected(_))
+    }
+}
+
+impl<T> SendTimeoutError<T> {
+    /// The message that was not sent.
+    pub fn into_inner(self) -> T {
+        match self {
+            SendTimeoutError::Timeout(v) | SendTimeoutError::Disconnected(v) => v,
+        }
+    }
+
+    /// True if the send timed out.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, SendTimeoutError::Timeout(_))
+    }
+
+    /// True if the channel was disconnected.
+    pub fn is_disconnected(&self) -> bool {
+        matches!(self, SendTimeoutError::Disconnected(_))
+    }
+}
+
+impl TryRecvError {
+    /// True if the channel was empty but connected.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, TryRecvError::Empty)
+    }
+
+    /// True if the channel was empty and disconnected.
+    pub fn is_disconnected(&self) -> bool {
+        matches!(self, TryRecvError::Disconnected)
+    }
+}
+
+impl RecvTimeoutError {
+    /// True if the receive timed out.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, RecvTimeoutError::Timeout)
+    }
+
+    /// True if the channel was empty and disconnected.
+    pub fn is_disconnected(&self) -> bool {
+        matches!(self, RecvTimeoutError::Disconnected)
+    }
+}
+
+impl<T> From<SendError<T>> for TrySendError<T> {
+    fn from(e: SendError<T>) -> Self {
+        TrySendError::Disconnected(e.0)
+    }
+}
+
+impl<T> From<SendError<T>> for SendTimeoutError<T> {
+    fn from(e: SendError<T>) -> Self {
+        SendTimeoutError::Disconnected(e.0)
+    }
+}
+
+impl From<RecvError> for TryRecvError {
+    fn from(_: RecvError) -> Self {
+        TryRecvError::Disconnected
+    }
+}
+
+impl From<RecvError> for RecvTimeoutError {
+    fn from(_: RecvError) -> Self {
+        RecvTimeoutError::Disconnected
+    }
+}
+
+impl<T> fmt::Debug for SendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SendError { .. }")
+    }
+}
+
+impl<T> fmt::Debug for TrySendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrySendError::Full(_) => f.write_str("Full(..)"),
+            TrySendError::Disconnected(_) => f.write_str("Disconnected(..)"),
+        }
+    }
+}
+
+impl<T> fmt::Debug for SendTimeoutError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SendTimeoutError::Timeout(_) => f.write_str("Timeout(..)"),
+            SendTimeoutError::Disconnected(_) => f.write_str("Disconnected(..)"),
+        }
+    }
+}
+
+impl<T> fmt::Display for SendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("sending on a disconnected channel")
+    }
+}
+
+impl<T> fmt::Display for TrySendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TrySendError::Full(_) => f.write_str("sending on a full channel"),
+            TrySendError::Disconnected(_) => f.write_str("sending on a disconnected channel"),
+        }
+    }
+}
+
+impl<T> fmt::Display for SendTimeoutError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SendTimeoutError::Timeout(_) => f.write_str("timed out waiting on send operation"),
+            SendTimeoutError::Disconnected(_) => f.write_str("sending on a disconnected channel"),
+        }
+    }
+}
+
+impl fmt::Display for RecvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("receiving on an empty and disconnected channel")
+    }
+}
+
+impl fmt::Display for TryRecvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TryRecvError::Empty => f.write_str("receiving on an empty channel"),
+            TryRecvError::Disconnected => {
+                f.write_str("receiving on an empty and disconnected channel")
+            }
+        }
+    }
+}
+
+impl fmt::Display for RecvTimeoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecvTimeoutError::Timeout => f.write_str("timed out waiting on receive operation"),
+            RecvTimeoutError::Disconnected => {
+                f.write_str("receiving on an empty and disconnected channel")
+            }
+        }
+    }
+}
+
+impl<T> Error for SendError<T> {}
+impl<T> Error for TrySendError<T> {}
+impl<T> Error for SendTimeoutError<T> {}
+impl Error for RecvError {}
+impl Error for TryRecvError {}
+impl Error for RecvTimeoutError {}

@@ -1,0 +1,531 @@
+//! Multi-producer multi-consumer channels that disconnect when one side is dropped.
+//!
+//! - [`bounded(n)`](bounded): holds exactly `n` messages; a send waits while it is full.
+//!   `bounded(0)` is a **rendezvous** channel: a send completes only when a receiver takes the
+//!   message (it reports `len() == 0` and is both empty and full).
+//! - [`unbounded()`](unbounded): never full; linked blocks of slots that are recycled, so a
+//!   steady stream of messages makes no allocator call once warmed up.
+//!
+//! Both [`Sender`] and [`Receiver`] are `Clone`; each message goes to exactly one receiver.
+//!
+//! # Disconnection
+//!
+//! - When the last `Sender` is dropped (or any handle calls [`close`](Sender::close)), receivers
+//!   still get every message already sent, then `Err(RecvError)`; [`Receiver::iter`] ends.
+//! - When the last `Receiver` is dropped (or `close` is called), every send fails at once and
+//!   hands the message back inside the error. When the last receiver goes, the messages still
+//!   buffered are dropped then, not when the last sender goes.
+//! - **Nothing is lost, even in the race**: once any receive has returned `Disconnected`, no send
+//!   returns `Ok`, and every message whose send returned `Ok` is received or dropped exactly
+//!   once with the channel. (The disconnect is one atomic step of the flavour's own state: the
+//!   closed mark in the array's `tail`, the list's `pushed` word written under its tail lock,
+//!   the rendezvous channel's mutex.)
+//!
+//! # Waiting
+//!
+//! A blocked send or receive spins briefly, yields, then parks on this thread's
+//! [`Parker`](crate::park::Parker), so it uses no CPU while it waits. A waiting thread is
+//! registered by its [`Unparker`](crate::park::Unparker) in a wait list of the channel; the same
+//! unparker can sit in the wait lists of several channels at once, which is what a `select`
+//! needs, and a notifier's fast path (one `Relaxed` load of the list's count) does not change.
+//!
+//! ```
+//! use berth::channel;
+//! use std::thread;
+//!
+//! let (tx, rx) = channel::bounded(64);
+//! let producers: Vec<_> = (0..4u64)
+//!     .map(|id| {
+//!         let tx = tx.clone();
+//!         thread::spawn(move || {
+//!             for i in 0..1_000 {
+//!                 tx.send(id * 1_000 + i).unwrap(); // sleeps while the channel is full
+//!             }
+//!         })
+//!     })
+//!     .collect();
+//! drop(tx); // only the producers' clones keep the channel open now
+//! let total: u64 = rx.iter().sum(); // ends once every sender is gone and the channel is empty
+//! assert_eq!(total, (0..4_000).sum());
+//! for p in producers {
+//!     p.join().unwrap();
+//! }
+//! ```
+
+mod err;
+mod flavors;
+
+pub use err::{RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError};
+
+use crate::queue::deadline_after;
+use crate::sync::atomic::{
+    AtomicUsize,
+    Ordering::{AcqRel, Acquire, Relaxed},
+};
+use crate::sync::Arc;
+use flavors::{array::Array, list::List, zero::Zero, RecvFail, SendFail};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// A channel of exactly `capacity` messages; `bounded(0)` is a rendezvous channel.
+///
+/// # Panics
+///
+/// If `capacity` is too large for the ring's positions or for memory (see
+/// [`VyukovQueue::new`](crate::VyukovQueue::new)).
+pub fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
+    let flavor = if capacity == 0 {
+        Flavor::Zero(Zero::new())
+    } else {
+        Flavor::Array(Array::new(capacity))
+    };
+    new_channel(flavor)
+}
+
+/// A channel without a capacity limit.
+pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
+    new_channel(Flavor::List(List::new()))
+}
+
+fn new_channel<T>(flavor: Flavor<T>) -> (Sender<T>, Receiver<T>) {
+    let shared = Arc::new(Shared {
+        senders: AtomicUsize::new(1),
+        receivers: AtomicUsize::new(1),
+        flavor,
+    });
+    (
+        Sender {
+            shared: Arc::clone(&shared),
+        },
+        Receiver { shared },
+    )
+}
+
+enum Flavor<T> {
+    Array(Array<T>),
+    List(List<T>),
+    Zero(Zero<T>),
+}
+
+struct Shared<T> {
+    senders: AtomicUsize,
+    receivers: AtomicUsize,
+    flavor: Flavor<T>,
+}
+
+/// Dispatches a call to whichever flavour the channel is.
+macro_rules! on_flavor {
+    ($shared:expr, $chan:ident => $body:expr) => {
+        match &$shared.flavor {
+            Flavor::Array($chan) => $body,
+            Flavor::List($chan) => $body,
+            Flavor::Zero($chan) => $body,
+        }
+    };
+}
+
+impl<T> Shared<T> {
+    fn send(&self, value: T, deadline: Option<Instant>) -> Result<(), SendFail<T>> {
+        on_flavor!(self, c => c.send(value, deadline))
+    }
+
+    fn recv(&self, deadline: Option<Instant>) -> Result<T, RecvFail> {
+        on_flavor!(self, c => c.recv(deadline))
+    }
+
+    fn close(&self) -> bool {
+        on_flavor!(self, c => c.close())
+    }
+
+    fn is_closed(&self) -> bool {
+        on_flavor!(self, c => c.is_closed())
+    }
+
+    fn len(&self) -> usize {
+        match &self.flavor {
+            Flavor::Array(c) => c.len(),
+            Flavor::List(c) => c.len(),
+            Flavor::Zero(_) => 0,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match &self.flavor {
+            Flavor::Array(c) => c.is_empty(),
+            Flavor::List(c) => c.is_empty(),
+            Flavor::Zero(_) => true,
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        match &self.flavor {
+            Flavor::Array(c) => c.is_full(),
+            Flavor::List(_) => false,
+            Flavor::Zero(_) => true,
+        }
+    }
+
+    fn capacity(&self) -> Option<usize> {
+        match &self.flavor {
+            Flavor::Array(c) => Some(c.capacity()),
+            Flavor::List(_) => None,
+            Flavor::Zero(_) => Some(0),
+        }
+    }
+
+    /// The last sender is gone.
+    fn disconnect_senders(&self) {
+        // MUTANT channel_no_disconnect: the last sender's drop does not close the channel, so a
+        // receiver waits forever for messages nobody can send.
+        if cfg!(berth_mutant = "channel_no_disconnect") {
+            return;
+        }
+        self.close();
+    }
+
+    /// The last receiver is gone: disconnect, and drop what is buffered now.
+    fn disconnect_receivers(&self) {
+        match &self.flavor {
+            Flavor::Array(c) => {
+                c.disconnect_receivers();
+            }
+            Flavor::List(c) => {
+                c.disconnect_receivers();
+            }
+            Flavor::Zero(c) => {
+                c.close();
+            }
+        }
+    }
+}
+
+/// The sending half of a channel. Cloneable; the channel disconnects when the last one is
+/// dropped.
+pub struct Sender<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// The receiving half of a channel. Cloneable (each message goes to one receiver); the channel
+/// disconnects when the last one is dropped.
+pub struct Receiver<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// A sender that does not keep the channel connected; [`upgrade`](WeakSender::upgrade) it to
+/// send.
+pub struct WeakSender<T> {
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> Sender<T> {
+    /// Sends `msg`, waiting while the channel is full (for a rendezvous channel: until a receiver
+    /// takes it). Fails only if the channel is disconnected, handing `msg` back.
+    pub fn send(&self, msg: T) -> Result<(), SendError<T>> {
+        self.shared.send(msg, None).map_err(|e| match e {
+            SendFail::Disconnected(v) | SendFail::Full(v) | SendFail::Timeout(v) => SendError(v),
+        })
+    }
+
+    /// Sends `msg` if that is possible without waiting.
+    pub fn try_send(&self, msg: T) -> Result<(), TrySendError<T>> {
+        on_flavor!(self.shared, c => c.try_send(msg)).map_err(|e| match e {
+            SendFail::Full(v) | SendFail::Timeout(v) => TrySendError::Full(v),
+            SendFail::Disconnected(v) => TrySendError::Disconnected(v),
+        })
+    }
+
+    /// Sends `msg`, waiting at most `timeout`.
+    pub fn send_timeout(&self, msg: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
+        self.send_until(msg, deadline_after(timeout))
+    }
+
+    /// Sends `msg`, waiting until `deadline` at most.
+    pub fn send_deadline(&self, msg: T, deadline: Instant) -> Result<(), SendTimeoutError<T>> {
+        self.send_until(msg, Some(deadline))
+    }
+
+    fn send_until(&self, msg: T, deadline: Option<Instant>) -> Result<(), SendTimeoutError<T>> {
+        self.shared.send(msg, deadline).map_err(|e| match e {
+            SendFail::Full(v) | SendFail::Timeout(v) => SendTimeoutError::Timeout(v),
+            SendFail::Disconnected(v) => SendTimeoutError::Disconnected(v),
+        })
+    }
+
+    /// A handle that does not keep the channel connected.
+    pub fn downgrade(&self) -> WeakSender<T> {
+        WeakSender {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<T> Receiver<T> {
+    /// Receives a message, waiting while the channel is empty. Fails once the channel is empty
+    /// and disconnected.
+    pub fn recv(&self) -> Result<T, RecvError> {
+        self.shared.recv(None).map_err(|_| RecvError)
+    }
+
+    /// Receives a message if one is available without waiting.
+    pub fn try_recv(&self) -> Result<T, TryRecvError> {
+        on_flavor!(self.shared, c => c.try_recv()).map_err(|e| match e {
+            RecvFail::Empty | RecvFail::Timeout => TryRecvError::Empty,
+            RecvFail::Disconnected => TryRecvError::Disconnected,
+        })
+    }
+
+    /// Receives a message, waiting at most `timeout`.
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        self.recv_until(deadline_after(timeout))
+    }
+
+    /// Receives a message, waiting until `deadline` at most.
+    pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
+        self.recv_until(Some(deadline))
+    }
+
+    fn recv_until(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
+        self.shared.recv(deadline).map_err(|e| match e {
+            RecvFail::Empty | RecvFail::Timeout => RecvTimeoutError::Timeout,
+            RecvFail::Disconnected => RecvTimeoutError::Disconnected,
+        })
+    }
+
+    /// A blocking iterator: yields messages until the channel is empty and disconnected.
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter { receiver: self }
+    }
+
+    /// A non-blocking iterator: yields the messages available now.
+    pub fn try_iter(&self) -> TryIter<'_, T> {
+        TryIter { receiver: self }
+    }
+}
+
+/// Methods both handles share.
+macro_rules! common_methods {
+    ($handle:ident) => {
+        impl<T> $handle<T> {
+            /// The number of messages in the channel (always 0 for a rendezvous channel).
+            pub fn len(&self) -> usize {
+                self.shared.len()
+            }
+
+            /// True if the channel holds no message (always, for a rendezvous channel).
+            pub fn is_empty(&self) -> bool {
+                self.shared.is_empty()
+            }
+
+            /// True if the channel holds `capacity` messages (always, for a rendezvous channel;
+            /// never, for an unbounded one).
+            pub fn is_full(&self) -> bool {
+                self.shared.is_full()
+            }
+
+            /// `Some(n)` for `bounded(n)`, `None` for `unbounded()`.
+            pub fn capacity(&self) -> Option<usize> {
+                self.shared.capacity()
+            }
+
+            /// The number of live senders (weak senders do not count).
+            pub fn sender_count(&self) -> usize {
+                self.shared.senders.load(Acquire)
+            }
+
+            /// The number of live receivers.
+            pub fn receiver_count(&self) -> usize {
+                self.shared.receivers.load(Acquire)
+            }
+
+            /// True once the channel is disconnected (one side gone, or `close` called).
+            pub fn is_disconnected(&self) -> bool {
+                self.shared.is_closed()
+            }
+
+            /// Disconnects the channel from either side: sends fail at once, receivers drain
+            /// what is buffered and then fail. True for the call that disconnected it.
+            pub fn close(&self) -> bool {
+                self.shared.close()
+            }
+        }
+    };
+}
+common_methods!(Sender);
+common_methods!(Receiver);
+
+impl<T> Sender<T> {
+    /// True if both handles belong to the same channel.
+    pub fn same_channel(&self, other: &Sender<T>) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+impl<T> Receiver<T> {
+    /// True if both handles belong to the same channel.
+    pub fn same_channel(&self, other: &Receiver<T>) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+impl<T> WeakSender<T> {
+    /// A sender, if the channel still has one (a channel whose senders are all gone stays
+    /// disconnected).
+    pub fn upgrade(&self) -> Option<Sender<T>> {
+        let mut count = self.shared.senders.load(Relaxed);
+        loop {
+            if count == 0 {
+                return None;
+            }
+            match self
+                .shared
+                .senders
+                .compare_exchange(count, count + 1, AcqRel, Relaxed)
+            {
+                Ok(_) => {
+                    return Some(Sender {
+                        shared: Arc::clone(&self.shared),
+                    })
+                }
+                Err(now) => count = now,
+            }
+        }
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        self.shared.senders.fetch_add(1, Relaxed);
+        Sender {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<T> Clone for Receiver<T> {
+    fn clone(&self) -> Self {
+        self.shared.receivers.fetch_add(1, Relaxed);
+        Receiver {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<T> Clone for WeakSender<T> {
+    fn clone(&self) -> Self {
+        WeakSender {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        if self.shared.senders.fetch_sub(1, AcqRel) == 1 {
+            self.shared.disconnect_senders();
+        }
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        if self.shared.receivers.fetch_sub(1, AcqRel) == 1 {
+            self.shared.disconnect_receivers();
+        }
+    }
+}
+
+/// A blocking iterator over a receiver's messages ([`Receiver::iter`]).
+pub struct Iter<'a, T> {
+    receiver: &'a Receiver<T>,
+}
+
+/// A non-blocking iterator over a receiver's messages ([`Receiver::try_iter`]).
+pub struct TryIter<'a, T> {
+    receiver: &'a Receiver<T>,
+}
+
+/// A blocking, owning iterator over a receiver's messages.
+pub struct IntoIter<T> {
+    receiver: Receiver<T>,
+}
+
+impl<T> Iterator for Iter<'_, T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.receiver.recv().ok()
+    }
+}
+
+impl<T> Iterator for TryIter<'_, T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.receiver.try_recv().ok()
+    }
+}
+
+impl<T> Iterator for IntoIter<T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.receiver.recv().ok()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Receiver<T> {
+    type Item = T;
+    type IntoIter = Iter<'a, T>;
+    fn into_iter(self) -> Iter<'a, T> {
+        self.iter()
+    }
+}
+
+impl<T> IntoIterator for Receiver<T> {
+    type Item = T;
+    type IntoIter = IntoIter<T>;
+    fn into_iter(self) -> IntoIter<T> {
+        IntoIter { receiver: self }
+    }
+}
+
+fn flavor_name<T>(shared: &Shared<T>) -> &'static str {
+    match shared.flavor {
+        Flavor::Array(_) => "bounded",
+        Flavor::List(_) => "unbounded",
+        Flavor::Zero(_) => "rendezvous",
+    }
+}
+
+macro_rules! debug_handle {
+    ($handle:ident) => {
+        impl<T> fmt::Debug for $handle<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($handle))
+                    .field("flavor", &flavor_name(&self.shared))
+                    .field("len", &self.shared.len())
+                    .field("capacity", &self.shared.capacity())
+                    .field("disconnected", &self.shared.is_closed())
+                    .finish()
+            }
+        }
+    };
+}
+debug_handle!(Sender);
+debug_handle!(Receiver);
+debug_handle!(WeakSender);
+
+impl<T> fmt::Debug for Iter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Iter { .. }")
+    }
+}
+
+impl<T> fmt::Debug for TryIter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TryIter { .. }")
+    }
+}
+
+impl<T> fmt::Debug for IntoIter<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("IntoIter { .. }")
+    }
+}
