@@ -55,7 +55,9 @@
 mod err;
 mod flavors;
 
-pub use err::{RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError};
+pub use err::{
+    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+};
 
 use crate::queue::deadline_after;
 use crate::sync::atomic::{
