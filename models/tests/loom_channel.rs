@@ -101,7 +101,11 @@ fn rendezvous_try_send_needs_a_receiver() {
         };
         let got = receiver.join().unwrap();
         if sent {
-            assert_eq!(got, Ok(5), "a rendezvous send returned Ok but nobody received it");
+            assert_eq!(
+                got,
+                Ok(5),
+                "a rendezvous send returned Ok but nobody received it"
+            );
         } else {
             assert!(got.is_err());
         }
