@@ -13,7 +13,7 @@ NIGHTLY ?= +nightly
 LOOM_TARGET := target/loom
 LOOM_ENV := RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET) LOOM_MAX_PREEMPTIONS=3
 
-.PHONY: all test verify setup fmt-check clippy unit loom loom-futex loom-condvar mutants miri bench help
+.PHONY: all test verify setup fmt-check clippy unit loom loom-futex loom-condvar shuttle mutants miri bench help
 
 all: test
 
@@ -24,11 +24,13 @@ help:
 	@echo "make loom | mutants | miri | bench"
 
 ## test: what CI runs.
-test: fmt-check clippy unit loom mutants
+test: fmt-check clippy unit loom shuttle mutants
 	@echo "make test: all passed"
 
 ## verify: every checker, after setup (a fresh machine needs nothing else).
-verify: setup test miri
+verify: setup
+	$(MAKE) test SHUTTLE_ITERATIONS=2000
+	$(MAKE) miri
 	@echo "make verify: all passed"
 
 ## setup: idempotent; rustup and cargo install skip what is already there.
@@ -55,13 +57,27 @@ loom-futex:
 loom-condvar:
 	$(LOOM_ENV) BERTH_PARKER=condvar $(CARGO) test -p berth-models --release
 
+## shuttle: the shuttle models (random + PCT schedulers), SHUTTLE_ITERATIONS schedules each.
+SHUTTLE_ITERATIONS ?= 200
+SHUTTLE_TEST ?=
+shuttle:
+	RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle SHUTTLE_ITERATIONS=$(SHUTTLE_ITERATIONS) \
+		$(CARGO) test -p berth-models --release --test shuttle_models -- $(SHUTTLE_TEST)
+
 ## mutants: every mutant in mutants/manifest.toml must be caught with its expected message.
 mutants:
 	python3 mutants/run.py
 
-## miri: the core tests under Miri (grows into the full matrix in miri/).
+## miri: the core tests under Miri: the futex parker under stacked borrows, the condvar parker
+## under tree borrows (grows into the full matrix of miri/ with the checker-suite issue).
 miri:
-	MIRIFLAGS="-Zmiri-strict-provenance" $(CARGO) $(NIGHTLY) miri test -p berth
+	MIRIFLAGS="-Zmiri-strict-provenance" CARGO_TARGET_DIR=target/miri \
+		$(CARGO) $(NIGHTLY) miri test -p berth
+	BERTH_PARKER=condvar MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-tree-borrows" CARGO_TARGET_DIR=target/miri \
+		$(CARGO) $(NIGHTLY) miri test -p berth
 
+## bench: criterion, berth beside crossbeam/flume/kanal/std (BENCH_BUDGET=quick for a short run);
+## then `python3 reports/bench/ratios.py` prints the ratios.
 bench:
 	$(CARGO) bench -p berth-bench
+	python3 reports/bench/ratios.py

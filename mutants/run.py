@@ -26,6 +26,14 @@ def command(check):
             "BERTH_PARKER": check.get("parker", ""),
         }
         argv = ["cargo", "test", "-p", "berth-models", "--release", "--test", test, "--", filt]
+    elif check["checker"] == "shuttle":
+        env = {
+            "RUSTFLAGS": "--cfg shuttle",
+            "CARGO_TARGET_DIR": str(ROOT / "target" / "shuttle"),
+            "SHUTTLE_ITERATIONS": os.environ.get("SHUTTLE_ITERATIONS", "200"),
+            "BERTH_PARKER": check.get("parker", ""),
+        }
+        argv = ["cargo", "test", "-p", "berth-models", "--release", "--test", test, "--", filt]
     elif check["checker"] == "test":
         env = {
             "CARGO_TARGET_DIR": str(ROOT / "target" / "mutants"),
