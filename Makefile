@@ -44,6 +44,8 @@ fmt-check:
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom $(CARGO) clippy -p berth-models --tests -- -D warnings
+	RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle $(CARGO) clippy -p berth-models --tests -- -D warnings
 
 unit:
 	$(CARGO) test --workspace

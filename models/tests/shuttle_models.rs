@@ -10,7 +10,7 @@
 #![cfg(shuttle)]
 
 use berth::channel;
-use berth::{BoundedQueue, VyukovQueue};
+use berth::VyukovQueue;
 use shuttle::thread;
 use std::sync::Arc;
 

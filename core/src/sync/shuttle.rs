@@ -2,7 +2,9 @@
 //! scheduler. Shuttle does not model weak memory, so its atomics behave sequentially consistently;
 //! it reaches thread counts and operation counts that loom cannot.
 
-pub(crate) use ::shuttle::sync::Arc;
+#[path = "arc.rs"]
+mod arc;
+pub(crate) use arc::Arc;
 pub(crate) type InnerMutex<T> = ::shuttle::sync::Mutex<T>;
 pub(crate) type InnerGuard<'a, T> = ::shuttle::sync::MutexGuard<'a, T>;
 pub(crate) type InnerCondvar = ::shuttle::sync::Condvar;
