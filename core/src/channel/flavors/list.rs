@@ -20,13 +20,15 @@
 //!
 //! A retired block is no longer reachable by any producer (the tail moved past it before the
 //! message that made us leave it was published) nor by any other consumer (we hold the head
-//! lock). It goes to a spare list of at most [`SPARE_BLOCKS`] blocks, from which producers take
-//! their next block; only beyond that is it freed. So after warm-up a steady stream makes no
-//! allocator call at all: the producer takes the block the consumer just returned (seed
-//! `004_35da246730ba79cd.txt` is why that matters: a lock-free queue that frees on the consumer
-//! what the producer allocated meets the allocator's arena lock). After a burst of `n` messages
-//! the channel keeps the blocks still holding messages plus at most `SPARE_BLOCKS` empty ones;
-//! everything is freed when the channel is dropped.
+//! lock). It goes to a spare list of at most [`SPARE_BYTES`] (64 KiB) of blocks, never fewer
+//! than 2 or more than 64 blocks; producers take their next block from it, and only beyond it is
+//! a block freed. So after warm-up a steady stream whose senders stay within that slack of the
+//! receivers (about 2,000 `u64` messages) makes no allocator call at all: the producer takes the
+//! block the consumer just returned (seed `004_35da246730ba79cd.txt` is why that matters: a
+//! queue that frees on the consumer what the producer allocated meets the allocator's arena
+//! lock). A sender that runs further ahead allocates one block per [`BLOCK_CAP`] messages, and
+//! the consumer frees the surplus. After a burst the channel keeps the blocks still holding
+//! messages plus at most the spare list; everything is freed when the channel is dropped.
 //!
 //! # Waiting
 //!
@@ -58,8 +60,27 @@ pub(crate) const BLOCK_CAP: usize = 31;
 #[cfg(any(loom, shuttle))]
 pub(crate) const BLOCK_CAP: usize = 2;
 
-/// Empty blocks kept for reuse; beyond this, a retired block is freed.
-pub(crate) const SPARE_BLOCKS: usize = 2;
+/// Bytes of empty blocks kept for reuse: the slack a sender may run ahead of its receivers
+/// without an allocator call. Beyond it, a retired block is freed.
+pub(crate) const SPARE_BYTES: usize = 64 * 1024;
+/// At least this many empty blocks are kept, however large the messages.
+pub(crate) const MIN_SPARE_BLOCKS: usize = 2;
+/// At most this many, however small the messages.
+pub(crate) const MAX_SPARE_BLOCKS: usize = 64;
+
+/// How many empty blocks a list of `T` keeps: 64 KiB worth, clamped to 2..=64 blocks.
+const fn spare_blocks<T>() -> usize {
+    let per_block = std::mem::size_of::<Block<T>>();
+    // A block is never zero-sized: it holds its `next` pointer.
+    let n = SPARE_BYTES / per_block;
+    if n < MIN_SPARE_BLOCKS {
+        MIN_SPARE_BLOCKS
+    } else if n > MAX_SPARE_BLOCKS {
+        MAX_SPARE_BLOCKS
+    } else {
+        n
+    }
+}
 
 const DISCONNECTED: usize = 1 << (usize::BITS - 1);
 const COUNT: usize = !DISCONNECTED;
@@ -121,7 +142,7 @@ impl<T> List<T> {
                 index: 0,
                 count: 0,
             })),
-            spare: Mutex::new(Vec::with_capacity(SPARE_BLOCKS)),
+            spare: Mutex::new(Vec::with_capacity(spare_blocks::<T>())),
             not_empty: CachePadded::new(WaitList::new()),
         }
     }
@@ -214,7 +235,7 @@ impl<T> List<T> {
             unsafe { *p = ptr::null_mut() }
         });
         let mut spare = self.spare.lock();
-        if spare.len() < SPARE_BLOCKS {
+        if spare.len() < spare_blocks::<T>() {
             spare.push(block);
         } else {
             drop(spare);
