@@ -50,5 +50,6 @@ mod util;
 pub mod channel;
 pub mod park;
 pub mod queue;
+pub mod spsc;
 
 pub use queue::{BoundedQueue, MutexQueue, VyukovQueue};

@@ -1,0 +1,26 @@
+//! Single-producer single-consumer: a bounded ring whose common operation touches only the
+//! calling thread's own cache lines.
+//!
+//! [`channel`] returns a [`Producer`] and a [`Consumer`], neither `Clone` (one of each is the
+//! whole point: no CAS, no contention). Each side keeps its own position and a cached copy of
+//! the other side's, and reads the other side's line only when its cache says full (producer)
+//! or empty (consumer).
+//!
+//! ```
+//! let (mut tx, mut rx) = berth::spsc::channel(4);
+//! let t = std::thread::spawn(move || {
+//!     for i in 0..100u32 {
+//!         tx.push(i).unwrap(); // waits (spins, then parks) while full
+//!     }
+//! }); // dropping the producer disconnects
+//! let mut sum = 0;
+//! while let Ok(v) = rx.pop() { // fails once the producer is gone and the ring is drained
+//!     sum += v;
+//! }
+//! t.join().unwrap();
+//! assert_eq!(sum, (0..100).sum());
+//! ```
+
+mod ring;
+
+pub use ring::{channel, Consumer, PopError, Producer, PushError, TryPopError, TryPushError};

@@ -1,0 +1,56 @@
+//! loom models of the SPSC ring: the hand-over of a slot from producer to consumer and back,
+//! across laps of a 1-slot and a 2-slot ring, and disconnection from either side.
+//!
+//! The mutant `spsc_publish_relaxed` (the producer publishes `tail` without Release) must make
+//! loom report the consumer reading a slot the producer is still writing.
+#![cfg(loom)]
+
+use berth::spsc;
+use loom::thread;
+
+fn transfer(capacity: usize) {
+    loom::model(move || {
+        let (mut tx, mut rx) = spsc::channel::<Box<u32>>(capacity);
+        let producer = thread::spawn(move || {
+            for i in 0..3 {
+                tx.push(Box::new(i)).unwrap();
+            }
+        });
+        for i in 0..3 {
+            assert_eq!(*rx.pop().unwrap(), i, "FIFO across laps");
+        }
+        assert!(rx.pop().is_err(), "drained and disconnected");
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn transfer_one_slot() {
+    transfer(1);
+}
+
+#[test]
+fn transfer_two_slots() {
+    transfer(2);
+}
+
+#[test]
+fn producer_drop_wakes_consumer() {
+    loom::model(|| {
+        let (tx, mut rx) = spsc::channel::<u32>(1);
+        let consumer = thread::spawn(move || rx.pop());
+        drop(tx);
+        assert!(consumer.join().unwrap().is_err());
+    });
+}
+
+#[test]
+fn consumer_drop_wakes_producer() {
+    loom::model(|| {
+        let (mut tx, rx) = spsc::channel::<u32>(1);
+        tx.push(1).unwrap();
+        let producer = thread::spawn(move || tx.push(2));
+        drop(rx);
+        assert_eq!(producer.join().unwrap().unwrap_err().into_inner(), 2);
+    });
+}
