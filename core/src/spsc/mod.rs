@@ -1,5 +1,6 @@
 //! Single-producer single-consumer: a bounded ring whose common operation touches only the
-//! calling thread's own cache lines.
+//! calling thread's own cache lines, and a [`pool`] of nodes recycled through a second ring so
+//! that moving data between two threads never calls the allocator.
 //!
 //! [`channel`] returns a [`Producer`] and a [`Consumer`], neither `Clone` (one of each is the
 //! whole point: no CAS, no contention). Each side keeps its own position and a cached copy of
@@ -21,6 +22,8 @@
 //! assert_eq!(sum, (0..100).sum());
 //! ```
 
+mod pool;
 mod ring;
 
+pub use pool::{pool, PoolReceiver, PoolRecvError, PoolSendError, PoolSender};
 pub use ring::{channel, Consumer, PopError, Producer, PushError, TryPopError, TryPushError};

@@ -1,0 +1,150 @@
+//! A pool of nodes allocated once and recycled through a second SPSC ring.
+//!
+//! Seed `004_35da246730ba79cd.txt` shows why: a queue whose producer allocates each node and
+//! whose consumer frees it meets the allocator's locks (glibc's arena mutex once chunks pass the
+//! fastbin limit), so the queue is only as non-blocking as `malloc`. Here every node is allocated
+//! when the pool is made and then travels in a circle: the sender fills a free node and sends it
+//! on the data ring, the receiver reads it and sends it back on the free ring. After
+//! construction, no operation calls the allocator.
+//!
+//! Sizing: the data ring holds `capacity` nodes, and each side holds at most one node at a time
+//! (only inside the closure it passed), so `capacity + 2` nodes are enough for the sender never
+//! to find the free ring empty while the data ring has room. The closure-based API is what makes
+//! running out impossible: no node can be kept outside the two rings and the two closures.
+
+use super::ring::{channel, Consumer, Producer};
+use std::error::Error;
+use std::fmt;
+
+/// Makes a pool of `capacity + 2` nodes, each built by `init`, and returns its two ends.
+///
+/// ```
+/// let (mut tx, mut rx) = berth::spsc::pool(4, || [0u8; 64]);
+/// let t = std::thread::spawn(move || {
+///     for i in 0..100u8 {
+///         tx.send_with(|node| node[0] = i).unwrap(); // fills a recycled node in place
+///     }
+/// });
+/// let mut sum = 0u32;
+/// while let Ok(first) = rx.recv_with(|node| node[0]) {
+///     sum += u32::from(first); // the node goes back to the sender after the closure
+/// }
+/// t.join().unwrap();
+/// assert_eq!(sum, (0..100).sum());
+/// ```
+///
+/// # Panics
+///
+/// If `capacity` is 0 or too large (as [`channel`](super::channel)).
+pub fn pool<T>(capacity: usize, mut init: impl FnMut() -> T) -> (PoolSender<T>, PoolReceiver<T>) {
+    let nodes = capacity
+        .checked_add(2)
+        .unwrap_or_else(|| panic!("spsc pool capacity {capacity} is too large"));
+    let (data_tx, data_rx) = channel::<Box<T>>(capacity);
+    let (mut free_tx, free_rx) = channel::<Box<T>>(nodes);
+    for _ in 0..nodes {
+        if free_tx.try_push(Box::new(init())).is_err() {
+            unreachable!("the free ring holds every node");
+        }
+    }
+    (
+        PoolSender {
+            data: data_tx,
+            free: free_rx,
+        },
+        PoolReceiver {
+            data: data_rx,
+            free: free_tx,
+        },
+    )
+}
+
+/// The sending end of a [`pool`]: fills free nodes in place and sends them.
+pub struct PoolSender<T> {
+    data: Producer<Box<T>>,
+    free: Consumer<Box<T>>,
+}
+
+/// The receiving end of a [`pool`]: reads nodes in place and hands them back.
+pub struct PoolReceiver<T> {
+    data: Consumer<Box<T>>,
+    free: Producer<Box<T>>,
+}
+
+/// The receiver of the pool is gone: nothing can be sent.
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+pub struct PoolSendError;
+
+/// The sender of the pool is gone and every node sent has been received.
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+pub struct PoolRecvError;
+
+impl<T> PoolSender<T> {
+    /// Takes a free node, lets `fill` write into it, and sends it, waiting (spin, then park)
+    /// while the data ring is full. Fails once the receiver is gone (`fill` may or may not have
+    /// run on a node that is then dropped with the pool).
+    pub fn send_with(&mut self, fill: impl FnOnce(&mut T)) -> Result<(), PoolSendError> {
+        if self.data.is_disconnected() {
+            return Err(PoolSendError);
+        }
+        // Free nodes come back as long as the receiver lives; once it is gone, its end of the
+        // free ring is dropped and this fails instead of waiting forever.
+        let mut node = self.free.pop().map_err(|_| PoolSendError)?;
+        fill(&mut node);
+        self.data.push(node).map_err(|_| PoolSendError)
+    }
+
+    /// The number of nodes the data ring holds at most.
+    pub fn capacity(&self) -> usize {
+        self.data.capacity()
+    }
+}
+
+impl<T> PoolReceiver<T> {
+    /// Receives a node, lets `read` use it in place, and hands the node back to the sender.
+    /// Waits while nothing was sent; fails once the sender is gone and everything was received.
+    pub fn recv_with<R>(&mut self, read: impl FnOnce(&mut T) -> R) -> Result<R, PoolRecvError> {
+        let mut node = self.data.pop().map_err(|_| PoolRecvError)?;
+        let result = read(&mut node);
+        // The free ring has room for every node, so this never waits; if the sender is gone the
+        // node is simply dropped.
+        let _ = self.free.try_push(node);
+        Ok(result)
+    }
+
+    /// The number of nodes the data ring holds at most.
+    pub fn capacity(&self) -> usize {
+        self.data.capacity()
+    }
+}
+
+impl fmt::Display for PoolSendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("sending into a pool whose receiver is gone")
+    }
+}
+
+impl fmt::Display for PoolRecvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("receiving from a drained pool whose sender is gone")
+    }
+}
+
+impl Error for PoolSendError {}
+impl Error for PoolRecvError {}
+
+impl<T> fmt::Debug for PoolSender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolSender")
+            .field("capacity", &self.capacity())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> fmt::Debug for PoolReceiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolReceiver")
+            .field("capacity", &self.capacity())
+            .finish_non_exhaustive()
+    }
+}
