@@ -52,4 +52,6 @@ pub mod park;
 pub mod queue;
 pub mod spsc;
 
+#[cfg(target_pointer_width = "64")]
+pub use queue::ScqQueue;
 pub use queue::{BoundedQueue, MutexQueue, VyukovQueue};

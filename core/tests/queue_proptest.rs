@@ -11,7 +11,7 @@
 mod common;
 
 use berth::queue::{PopTimeoutError, PushTimeoutError, TryPopError, TryPushError};
-use berth::{BoundedQueue, MutexQueue, VyukovQueue};
+use berth::{BoundedQueue, MutexQueue, ScqQueue, VyukovQueue};
 use common::{with_watchdog, WATCHDOG_SECS};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
@@ -217,3 +217,4 @@ macro_rules! model_test {
 
 model_test!(mutex_matches_model, MutexQueue::new);
 model_test!(vyukov_matches_model, VyukovQueue::new);
+model_test!(scq_matches_model, ScqQueue::new);

@@ -16,7 +16,7 @@ mod common;
 use berth::queue::{
     PopError, PopTimeoutError, PushError, PushTimeoutError, TryPopError, TryPushError,
 };
-use berth::{BoundedQueue, MutexQueue, VyukovQueue};
+use berth::{BoundedQueue, MutexQueue, ScqQueue, VyukovQueue};
 use common::{join, with_watchdog, DropCounter, DropCounts, WATCHDOG_SECS};
 use std::rc::Rc;
 use std::sync::atomic::{
@@ -1317,3 +1317,4 @@ macro_rules! queue_suite {
 
 queue_suite!(mutex, MutexQueue::new);
 queue_suite!(vyukov, VyukovQueue::new);
+queue_suite!(scq, ScqQueue::new);

@@ -28,8 +28,8 @@
 //!
 //! # 2. Wait lists: many threads, one condition
 //!
-//! A queue keeps a [`WaitList`] per condition ("not empty", "not full"). A waiter
-//! ([`block_until`]) first spins and yields on the condition ([`Backoff`]). Then:
+//! A queue keeps a `WaitList` per condition ("not empty", "not full"). A waiter
+//! (`block_until`) first spins and yields on the condition (`Backoff`). Then:
 //!
 //! 1. **W1** registers its unparker in the list (the list's count is written under its lock);
 //! 2. **W2** re-checks the condition with an RMW (`fetch_add(0, _)`) on the atomic the

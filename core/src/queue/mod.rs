@@ -4,18 +4,23 @@
 //! |------------------|---------------------------------------------|-------------------------------|
 //! | [`MutexQueue`]   | a ring behind one `Mutex`, two `Condvar`s   | blocking; the reference       |
 //! | [`VyukovQueue`]  | Vyukov's ring of per-slot stamps            | lock-free claims; a paused producer stalls its slot's consumer |
+//! | `ScqQueue`       | Nikolaev's SCQ: two rings of indices        | lock-free (64-bit targets)    |
 //!
 //! All of them implement the sealed trait [`BoundedQueue`], hold exactly `capacity` values, can
 //! be closed, and wait by spinning and then parking (see [`crate::park`]).
 
 mod error;
 mod mutex;
+#[cfg(target_pointer_width = "64")]
+mod scq;
 mod vyukov;
 
 pub use error::{
     PopError, PopTimeoutError, PushError, PushTimeoutError, TryPopError, TryPushError,
 };
 pub use mutex::MutexQueue;
+#[cfg(target_pointer_width = "64")]
+pub use scq::ScqQueue;
 pub use vyukov::VyukovQueue;
 
 use std::time::{Duration, Instant};

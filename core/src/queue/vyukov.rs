@@ -52,7 +52,9 @@
 //! # Progress
 //!
 //! Claims are lock-free, but the queue is not: a producer paused between its CAS (P1) and its
-//! publishing store leaves the consumer of that position waiting (C2). `ScqQueue` removes that.
+//! publishing store leaves the consumer of that position waiting (C2), and a consumer paused
+//! between its CAS (C1) and its releasing store leaves that slot's next producer waiting (P2).
+//! [`ScqQueue`](super::ScqQueue) removes that.
 
 use super::{
     deadline_after, impl_bounded_queue, PopError, PopTimeoutError, PushError, PushTimeoutError,
@@ -333,9 +335,11 @@ impl<T> VyukovQueue<T> {
         }
     }
 
-    /// Pushes `value` if there is room, without waiting.
+    /// Pushes `value` if there is room, without parking.
     ///
-    /// Never reports `Full` because of a lost race: a producer that loses its CAS retries.
+    /// Never reports `Full` because of a lost race: a producer that loses its CAS retries. Like
+    /// every operation on this queue, it can spin (and yield) while another thread is paused in
+    /// the middle of its own operation on the same slot (see "Progress" in the module docs).
     pub fn try_push(&self, value: T) -> Result<(), TryPushError<T>> {
         self.push_attempt(value).map_err(|(v, why)| match why {
             PushFail::Full(_) => TryPushError::Full(v),
@@ -367,7 +371,8 @@ impl<T> VyukovQueue<T> {
             })
     }
 
-    /// Pops the oldest value, without waiting.
+    /// Pops the oldest value, without parking (it can spin while a producer is paused between
+    /// claiming the next position and publishing it; see "Progress" in the module docs).
     pub fn try_pop(&self) -> Result<T, TryPopError> {
         self.pop_attempt().map_err(|why| match why {
             PopFail::Empty(_) => TryPopError::Empty,

@@ -7,7 +7,10 @@ pub(crate) type InnerGuard<'a, T> = ::loom::sync::MutexGuard<'a, T>;
 pub(crate) type InnerCondvar = ::loom::sync::Condvar;
 
 pub(crate) mod atomic {
-    pub(crate) use ::loom::sync::atomic::{fence, AtomicU32, AtomicUsize, Ordering};
+    #[allow(unused_imports)]
+    pub(crate) use ::loom::sync::atomic::{
+        fence, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+    };
 }
 
 pub(crate) mod cell {

@@ -10,7 +10,10 @@ pub(crate) type InnerGuard<'a, T> = ::shuttle::sync::MutexGuard<'a, T>;
 pub(crate) type InnerCondvar = ::shuttle::sync::Condvar;
 
 pub(crate) mod atomic {
-    pub(crate) use ::shuttle::sync::atomic::{fence, AtomicU32, AtomicUsize, Ordering};
+    #[allow(unused_imports)]
+    pub(crate) use ::shuttle::sync::atomic::{
+        fence, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+    };
 }
 
 pub(crate) mod cell {

@@ -91,6 +91,7 @@ pub(crate) mod atomic {
     atomic_int!(AtomicU32, u32);
     atomic_int!(AtomicUsize, usize);
     atomic_int!(AtomicU64, u64);
+    atomic_int!(AtomicI64, i64);
 }
 
 pub(crate) mod cell {

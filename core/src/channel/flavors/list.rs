@@ -32,7 +32,7 @@
 //!
 //! # Waiting
 //!
-//! Receivers wait with [`block_until`]: their re-check before sleeping is
+//! Receivers wait with `block_until`: their re-check before sleeping is
 //! `pushed.fetch_add(0, AcqRel)`, an RMW on the counter every push increments (see
 //! [`crate::park`]). Sends never wait: the list is unbounded.
 //!

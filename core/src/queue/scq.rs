@@ -1,0 +1,646 @@
+//! `ScqQueue`: Nikolaev's Scalable Circular Queue (DISC 2019), with the threshold hole fixed.
+//!
+//! Ruslan Nikolaev, "A Scalable, Portable, and Memory-Efficient Lock-Free FIFO Queue", DISC 2019
+//! (arXiv 1908.04511). Unlike [`VyukovQueue`](super::VyukovQueue), no operation ever waits for
+//! one particular thread: positions are claimed with `fetch_add`, which never fails, and a
+//! consumer that finds its position not yet published invalidates it, so the producer simply
+//! takes another position.
+//!
+//! # Structure
+//!
+//! Two rings of *indices* into a data array of `capacity` cells: `aq` (allocated: indices whose
+//! cells hold values, in FIFO order) and `fq` (free: indices whose cells are empty). A push takes
+//! an index from `fq`, writes the cell, and enqueues the index on `aq`; a pop dequeues an index
+//! from `aq`, reads the cell, and gives the index back to `fq`. Each ring has `R` entries, `R` the
+//! smallest power of two `>= 2 * capacity`, so a ring never holds more than half its entries
+//! (the paper's `2n` rings for `n` indices). An entry is one `u64`: `cycle | IsSafe | index`,
+//! where `cycle` is the lap of the position that wrote it; the index field's all-ones value is
+//! `⊥` (empty) and all-ones-but-the-last-bit is `⊥c` (consumed).
+//!
+//! # The paper's steps, as labelled in the code
+//!
+//! - **E1** `T = FAA(tail)`; **E2** load the entry at `T`; **E3** if its cycle is older than
+//!   `T`'s, it is empty (`⊥`/`⊥c`), and it is safe or `head <= T`: **E4** CAS in
+//!   `{cycle(T), safe, index}`, then **E5** reset the threshold to `3n - 1` (here `n = R / 2`).
+//!   Otherwise take a new position.
+//! - **D1** if the threshold is negative, the ring is empty. **D2** `H = FAA(head)`; **D3** if the
+//!   entry's cycle is `H`'s, consume it (`OR ⊥c` into its index) and return the index; otherwise
+//!   mark it unsafe, or, if it is empty, advance its cycle to `H`'s so that a late producer of
+//!   position `H` cannot use it. **D4** if `tail <= H + 1`, the ring is empty: move `tail` up to
+//!   `H + 1` (`catchup`), decrement the threshold, return empty. **D5** decrement the threshold;
+//!   if it was `<= 0`, return empty; else go back to D2.
+//!
+//! # The threshold hole, and berth's fix
+//!
+//! The threshold bounds how long consumers chase positions after the last enqueue: without it a
+//! consumer and a producer can invalidate each other's positions forever (a livelock). The paper
+//! argues `3n - 1` is enough for a consumer to reach any value enqueued before the reset. That
+//! bound counts *positions*. It does not count the consumers that claimed a position (D2)
+//! *before* a reset and decrement the threshold (D4/D5) *after* it: each of those decrements
+//! spends budget that the new value needed, and how many there can be depends on the number of
+//! threads, not on `n`. With capacity 1 and six threads, enough stale decrements arrive to drive
+//! the threshold to -1 while a value sits at exactly the next position to dequeue, and every
+//! later dequeue gives up at D1 without looking: the value is stranded (the reference post: 11
+//! hangs in 40 runs). Benchmarked with 65,536-entry rings, a few threads never get there.
+//!
+//! berth treats the threshold as a hint. When it says "give up" (D1 or D5), `give_up` first
+//! looks at the positions between `head` and `tail`: if any holds a published entry of its own
+//! cycle, the threshold is reset and the dequeue goes on; if the queue is closed (no enqueue can
+//! livelock it any more) it goes on to the definitive check D4; otherwise it gives up as the
+//! paper does. The livelock protection is kept: in the chase the paper guards against, no entry
+//! in that range is ever published (each is invalidated before its producer can write it), so
+//! consumers still give up and let producers finish. What changes is only that a *published*
+//! value is never abandoned. (The mutant `scq_weak_threshold`, which restores the paper's
+//! handling, and a model that catches it deterministically are still to come: the stress test in
+//! `core/tests/scq_threshold.rs` catches that variant only in some runs on this machine.)
+//!
+//! A give-up that is not definitive (positions are claimed but not yet published) is reported
+//! as `Empty` by `try_pop`, which is linearizable (those pushes have not completed), but a
+//! blocking `pop` does not sleep on it: it could otherwise sleep through the wakeup of a push
+//! whose claim it already saw. It sleeps only on a definitive empty (D4, or `tail <= head`),
+//! re-checking with an RMW on `aq`'s tail as every wait in berth does (see [`crate::park`]).
+//!
+//! # Other departures from the paper
+//!
+//! - Exact capacity `n` (any `n >= 1`): rings of `R = max(2n, 4).next_power_of_two()` entries,
+//!   and the threshold uses `R / 2` for the paper's `n`. The floor of 4 matters: with `n = 1` and
+//!   `R = 2`, `⊥c` (all ones but the last bit) is 0, the one real index, so a consumed entry and
+//!   a live one look alike and a producer overwrites the live one (found by the regression test
+//!   below while writing this queue: the index vanished from both rings).
+//! - No cache remapping of positions (the paper's `cache_remap`): a performance measure only.
+//! - `close`: a `CLOSED` bit in `aq`'s tail. A push whose `aq` enqueue sees it gives its index
+//!   back to `fq` and returns its value; pops drain and then report `Closed` once D4 says empty.
+
+use super::{
+    deadline_after, impl_bounded_queue, PopError, PopTimeoutError, PushError, PushTimeoutError,
+    TryPopError, TryPushError,
+};
+use crate::park::{block_until, Attempt, WaitList};
+use crate::sync::atomic::{
+    AtomicI64, AtomicU64,
+    Ordering::{AcqRel, Acquire, Release},
+};
+use crate::sync::cell::UnsafeCell;
+use crate::util::CachePadded;
+use std::fmt;
+use std::mem::MaybeUninit;
+use std::time::{Duration, Instant};
+
+/// Set in `aq`'s tail once the queue is closed.
+const CLOSED: u64 = 1 << 63;
+
+/// The largest ring order: positions must leave room for cycles above the index and safe bits.
+const MAX_ORDER: u32 = 40;
+
+/// Why a ring dequeue returned nothing.
+#[derive(Clone, Copy)]
+struct Empty {
+    /// The raw tail seen when deciding (with the `CLOSED` bit).
+    tail: u64,
+    /// True when no claimed-but-unpublished position can hold a value for this dequeue
+    /// (D4, or `tail <= head`): safe to sleep on.
+    definitive: bool,
+}
+
+/// A ring of indices `0..n`, after the paper's SCQ.
+struct IndexRing {
+    head: CachePadded<AtomicU64>,
+    tail: CachePadded<AtomicU64>,
+    threshold: CachePadded<AtomicI64>,
+    entries: Box<[AtomicU64]>,
+    order: u32,
+}
+
+impl IndexRing {
+    /// An empty ring of `2^order` entries: positions start at one lap, entries at cycle 0.
+    fn new(order: u32) -> Self {
+        let size = 1u64 << order;
+        let bot = size - 1;
+        IndexRing {
+            head: CachePadded::new(AtomicU64::new(size)),
+            tail: CachePadded::new(AtomicU64::new(size)),
+            threshold: CachePadded::new(AtomicI64::new(-1)),
+            entries: (0..size)
+                .map(|_| AtomicU64::new((1 << order) | bot))
+                .collect(),
+            order,
+        }
+    }
+
+    #[inline]
+    fn size(&self) -> u64 {
+        1 << self.order
+    }
+
+    #[inline]
+    fn bot(&self) -> u64 {
+        self.size() - 1
+    }
+
+    #[inline]
+    fn botc(&self) -> u64 {
+        self.size() - 2
+    }
+
+    #[inline]
+    fn safe(&self) -> u64 {
+        1 << self.order
+    }
+
+    /// The paper's `3n - 1`, with `n = R / 2`.
+    #[inline]
+    fn reset_value(&self) -> i64 {
+        3 * (self.size() as i64 / 2) - 1
+    }
+
+    #[inline]
+    fn cycle_of(&self, pos: u64) -> u64 {
+        pos >> self.order
+    }
+
+    #[inline]
+    fn entry_cycle(&self, e: u64) -> u64 {
+        e >> (self.order + 1)
+    }
+
+    #[inline]
+    fn entry_index(&self, e: u64) -> u64 {
+        e & self.bot()
+    }
+
+    #[inline]
+    fn is_free(&self, index: u64) -> bool {
+        index | 1 == self.bot()
+    }
+
+    #[inline]
+    fn entry(&self, pos: u64) -> &AtomicU64 {
+        &self.entries[(pos & self.bot()) as usize]
+    }
+
+    /// Enqueues `index`; fails only if the tail is closed.
+    fn enqueue(&self, index: u64) -> Result<(), ()> {
+        loop {
+            let t = self.tail.fetch_add(1, AcqRel); // E1
+            if t & CLOSED != 0 {
+                return Err(());
+            }
+            let tcycle = self.cycle_of(t);
+            let slot = self.entry(t);
+            let mut e = slot.load(Acquire); // E2
+            loop {
+                let usable = self.entry_cycle(e) < tcycle
+                    && self.is_free(self.entry_index(e))
+                    && (e & self.safe() != 0 || self.head.load(Acquire) <= t); // E3
+                if !usable {
+                    break;
+                }
+                let new = (tcycle << (self.order + 1)) | self.safe() | index;
+                match slot.compare_exchange(e, new, AcqRel, Acquire) {
+                    Ok(_) => {
+                        // E5
+                        if self.threshold.load(Acquire) != self.reset_value() {
+                            self.threshold.store(self.reset_value(), Release);
+                        }
+                        return Ok(());
+                    }
+                    Err(now) => e = now, // E4 lost: look again
+                }
+            }
+        }
+    }
+
+    /// Dequeues an index.
+    fn dequeue(&self) -> Result<u64, Empty> {
+        if self.threshold.load(Acquire) < 0 {
+            // D1
+            if let Some(empty) = self.give_up() {
+                return Err(empty);
+            }
+        }
+        loop {
+            let h = self.head.fetch_add(1, AcqRel); // D2
+            let hcycle = self.cycle_of(h);
+            let slot = self.entry(h);
+            let mut e = slot.load(Acquire);
+            loop {
+                let ecycle = self.entry_cycle(e);
+                let eidx = self.entry_index(e);
+                if ecycle == hcycle {
+                    // D3: ours; mark it consumed.
+                    slot.fetch_or(self.botc(), AcqRel);
+                    return Ok(eidx);
+                }
+                let new = if self.is_free(eidx) {
+                    // Empty: advance its cycle so a late producer of H cannot use it.
+                    (hcycle << (self.order + 1)) | (e & self.safe()) | self.bot()
+                } else {
+                    // Holds an older value: mark it unsafe.
+                    (ecycle << (self.order + 1)) | eidx
+                };
+                if ecycle < hcycle {
+                    if let Err(now) = slot.compare_exchange(e, new, AcqRel, Acquire) {
+                        e = now;
+                        continue;
+                    }
+                }
+                break;
+            }
+            // D4
+            let t = self.tail.load(Acquire);
+            if t & !CLOSED <= h + 1 {
+                self.catchup(t, h + 1);
+                self.threshold.fetch_sub(1, AcqRel);
+                return Err(Empty {
+                    tail: self.tail.load(Acquire),
+                    definitive: true,
+                });
+            }
+            // D5
+            if self.threshold.fetch_sub(1, AcqRel) <= 0 {
+                if let Some(empty) = self.give_up() {
+                    return Err(empty);
+                }
+            }
+        }
+    }
+
+    /// Moves the tail up to `head` when dequeuers overtook it (keeping the `CLOSED` bit).
+    fn catchup(&self, mut tail: u64, mut head: u64) {
+        while let Err(now) =
+            self.tail
+                .compare_exchange(tail, head | (tail & CLOSED), AcqRel, Acquire)
+        {
+            tail = now;
+            head = self.head.load(Acquire);
+            if tail & !CLOSED >= head {
+                break;
+            }
+        }
+    }
+
+    /// The threshold says give up. `None`: do not (keep dequeuing); `Some`: give up.
+    fn give_up(&self) -> Option<Empty> {
+        let tail = self.tail.load(Acquire);
+        if tail & CLOSED != 0 {
+            // No enqueue can livelock us any more: go on until D4 decides.
+            return None;
+        }
+        let head = self.head.load(Acquire);
+        if tail <= head {
+            return Some(Empty {
+                tail,
+                definitive: true,
+            });
+        }
+        // Is a published value waiting between head and tail?
+        let end = tail.min(head + self.size());
+        for pos in head..end {
+            let e = self.entry(pos).load(Acquire);
+            if self.entry_cycle(e) == self.cycle_of(pos) && !self.is_free(self.entry_index(e)) {
+                self.threshold.store(self.reset_value(), Release);
+                return None;
+            }
+        }
+        Some(Empty {
+            tail,
+            definitive: false,
+        })
+    }
+
+    fn close(&self) -> bool {
+        self.tail.fetch_or(CLOSED, AcqRel) & CLOSED == 0
+    }
+
+    fn is_closed(&self) -> bool {
+        self.tail.load(Acquire) & CLOSED != 0
+    }
+
+    /// Positions between head and tail (a snapshot; may include unpublished claims).
+    fn span(&self) -> u64 {
+        let head = self.head.load(Acquire);
+        let tail = self.tail.load(Acquire) & !CLOSED;
+        tail.saturating_sub(head)
+    }
+}
+
+/// A bounded lock-free MPMC queue after Nikolaev's SCQ (64-bit targets), with exact capacity
+/// and the threshold hole fixed (see the module docs).
+///
+/// ```
+/// use berth::ScqQueue;
+///
+/// let q = ScqQueue::new(2);
+/// q.try_push(1).unwrap();
+/// q.try_push(2).unwrap();
+/// assert!(q.try_push(3).unwrap_err().is_full());
+/// assert_eq!(q.pop(), Ok(1));
+/// ```
+pub struct ScqQueue<T> {
+    aq: IndexRing,
+    fq: IndexRing,
+    cells: Box<[UnsafeCell<MaybeUninit<T>>]>,
+    not_empty: CachePadded<WaitList>,
+    not_full: CachePadded<WaitList>,
+}
+
+// SAFETY: values move between threads through the cells (`T: Send`); a cell is accessed only by
+// the thread that holds its index, and indices are handed over through the rings' entries with
+// Release/Acquire (the CAS that publishes an entry, the load that finds it).
+unsafe impl<T: Send> Send for ScqQueue<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for ScqQueue<T> {}
+
+enum PushFail {
+    Full(Empty),
+    Closed,
+}
+
+enum PopFail {
+    Empty(Empty),
+    Closed,
+}
+
+enum Wait {
+    Closed,
+    TimedOut,
+}
+
+impl<T> ScqQueue<T> {
+    /// A queue that holds exactly `capacity` values.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is 0 (a bounded queue needs at least one slot) or too large (more than
+    /// 2^39 slots, or more than fits in memory).
+    pub fn new(capacity: usize) -> Self {
+        assert!(capacity > 0, "ScqQueue capacity must be at least 1, got 0");
+        // R >= 2n as in the paper, and R >= 4: the index field must hold every real index
+        // besides ⊥ (all ones) and ⊥c (all ones but the last bit). With one slot and R = 2, ⊥c
+        // would be 0, the one real index: a consumed entry and a live one would look alike.
+        let order = capacity
+            .checked_mul(2)
+            .map(|r| r.max(4))
+            .and_then(usize::checked_next_power_of_two)
+            .map(|r| r.trailing_zeros())
+            .filter(|&o| o <= MAX_ORDER)
+            .unwrap_or_else(|| {
+                panic!("ScqQueue capacity {capacity} is too large: at most 2^39 slots")
+            });
+        if std::alloc::Layout::array::<MaybeUninit<T>>(capacity).is_err() {
+            panic!("ScqQueue capacity {capacity} is too large: its cells would exceed isize::MAX bytes");
+        }
+        let fq = IndexRing::new(order);
+        for index in 0..capacity as u64 {
+            fq.enqueue(index).expect("a new ring is open");
+        }
+        ScqQueue {
+            aq: IndexRing::new(order),
+            fq,
+            cells: (0..capacity)
+                .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+                .collect(),
+            not_empty: CachePadded::new(WaitList::new()),
+            not_full: CachePadded::new(WaitList::new()),
+        }
+    }
+
+    fn push_attempt(&self, value: T) -> Result<(), (T, PushFail)> {
+        if self.aq.is_closed() {
+            return Err((value, PushFail::Closed));
+        }
+        let index = match self.fq.dequeue() {
+            Ok(i) => i,
+            Err(empty) => return Err((value, PushFail::Full(empty))),
+        };
+        let cell = &self.cells[index as usize];
+        cell.with_mut(|p| {
+            // SAFETY: we dequeued `index` from the free ring, so we alone hold it; its cell is
+            // empty (the last pop of it read the value out before giving the index back).
+            unsafe { p.write(MaybeUninit::new(value)) }
+        });
+        if self.aq.enqueue(index).is_ok() {
+            self.not_empty.notify_one();
+            return Ok(());
+        }
+        // Closed meanwhile: take the value back and return the index.
+        let value = cell.with(|p| {
+            // SAFETY: we still hold `index` (the enqueue failed), and wrote the cell above.
+            unsafe { p.read().assume_init() }
+        });
+        self.fq
+            .enqueue(index)
+            .expect("the free ring is never closed");
+        self.not_full.notify_one();
+        Err((value, PushFail::Closed))
+    }
+
+    fn pop_attempt(&self) -> Result<T, PopFail> {
+        match self.aq.dequeue() {
+            Ok(index) => {
+                let value = self.cells[index as usize].with(|p| {
+                    // SAFETY: `index` came out of the allocated ring, published by the push that
+                    // wrote this cell (its entry CAS released, our entry load acquired); we alone
+                    // hold it until we give it back below.
+                    unsafe { p.read().assume_init() }
+                });
+                self.fq
+                    .enqueue(index)
+                    .expect("the free ring is never closed");
+                self.not_full.notify_one();
+                Ok(value)
+            }
+            Err(empty) if empty.definitive && empty.tail & CLOSED != 0 => Err(PopFail::Closed),
+            Err(empty) => Err(PopFail::Empty(empty)),
+        }
+    }
+
+    /// Pushes `value` if there is room, without waiting.
+    pub fn try_push(&self, value: T) -> Result<(), TryPushError<T>> {
+        self.push_attempt(value).map_err(|(v, why)| match why {
+            PushFail::Full(_) => TryPushError::Full(v),
+            PushFail::Closed => TryPushError::Closed(v),
+        })
+    }
+
+    /// Pushes `value`, waiting (spinning, then parking) while the queue is full. Fails only once
+    /// the queue is closed, handing the value back.
+    pub fn push(&self, value: T) -> Result<(), PushError<T>> {
+        self.push_until(value, None).map_err(|(v, _)| PushError(v))
+    }
+
+    /// Pushes `value`, waiting at most `timeout` while the queue is full.
+    pub fn push_timeout(&self, value: T, timeout: Duration) -> Result<(), PushTimeoutError<T>> {
+        self.push_until(value, deadline_after(timeout))
+            .map_err(|(v, why)| match why {
+                Wait::Closed => PushTimeoutError::Closed(v),
+                Wait::TimedOut => PushTimeoutError::Timeout(v),
+            })
+    }
+
+    /// Pops the oldest value, without waiting.
+    pub fn try_pop(&self) -> Result<T, TryPopError> {
+        self.pop_attempt().map_err(|why| match why {
+            PopFail::Empty(_) => TryPopError::Empty,
+            PopFail::Closed => TryPopError::Closed,
+        })
+    }
+
+    /// Pops the oldest value, waiting (spinning, then parking) while the queue is empty. Fails
+    /// once the queue is closed and drained.
+    pub fn pop(&self) -> Result<T, PopError> {
+        self.pop_until(None).map_err(|_| PopError)
+    }
+
+    /// Pops the oldest value, waiting at most `timeout` while the queue is empty.
+    pub fn pop_timeout(&self, timeout: Duration) -> Result<T, PopTimeoutError> {
+        self.pop_until(deadline_after(timeout))
+            .map_err(|why| match why {
+                Wait::Closed => PopTimeoutError::Closed,
+                Wait::TimedOut => PopTimeoutError::Timeout,
+            })
+    }
+
+    fn push_until(&self, value: T, deadline: Option<Instant>) -> Result<(), (T, Wait)> {
+        let mut pending = Some(value);
+        let done = block_until(
+            &self.not_full,
+            deadline,
+            || {
+                let v = pending
+                    .take()
+                    .expect("the value is put back after each failure");
+                match self.push_attempt(v) {
+                    Ok(()) => Attempt::Ready(Ok(())),
+                    Err((v, PushFail::Closed)) => Attempt::Ready(Err(v)),
+                    Err((v, PushFail::Full(empty))) => {
+                        pending = Some(v);
+                        Attempt::Wait(empty)
+                    }
+                }
+            },
+            // W2: an RMW on the free ring's tail, which every pop's give-back increments.
+            |empty| {
+                !empty.definitive
+                    || self.fq.tail.fetch_add(0, AcqRel) != empty.tail
+                    || self.aq.is_closed()
+            },
+        );
+        match done {
+            Some(Ok(())) => Ok(()),
+            Some(Err(v)) => Err((v, Wait::Closed)),
+            None => Err((
+                pending.take().expect("a timed-out push keeps its value"),
+                Wait::TimedOut,
+            )),
+        }
+    }
+
+    fn pop_until(&self, deadline: Option<Instant>) -> Result<T, Wait> {
+        let done = block_until(
+            &self.not_empty,
+            deadline,
+            || match self.pop_attempt() {
+                Ok(v) => Attempt::Ready(Ok(v)),
+                Err(PopFail::Closed) => Attempt::Ready(Err(Wait::Closed)),
+                Err(PopFail::Empty(empty)) => Attempt::Wait(empty),
+            },
+            // W2: an RMW on the allocated ring's tail, which every push's enqueue increments.
+            |empty| !empty.definitive || self.aq.tail.fetch_add(0, AcqRel) != empty.tail,
+        );
+        done.unwrap_or(Err(Wait::TimedOut))
+    }
+
+    /// Closes the queue and wakes every waiting thread. True for the call that closed it.
+    pub fn close(&self) -> bool {
+        if !self.aq.close() {
+            return false;
+        }
+        self.not_empty.notify_all();
+        self.not_full.notify_all();
+        true
+    }
+
+    /// True once the queue is closed.
+    pub fn is_closed(&self) -> bool {
+        self.aq.is_closed()
+    }
+
+    /// The number of values inside (a snapshot; concurrent claims can make it approximate).
+    pub fn len(&self) -> usize {
+        (self.aq.span() as usize).min(self.cells.len())
+    }
+
+    /// True if the queue holds no value (a snapshot).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True if the queue holds `capacity` values (a snapshot).
+    pub fn is_full(&self) -> bool {
+        self.len() == self.cells.len()
+    }
+
+    /// The number of values the queue can hold: exactly the capacity it was created with.
+    pub fn capacity(&self) -> usize {
+        self.cells.len()
+    }
+}
+
+impl<T> Drop for ScqQueue<T> {
+    fn drop(&mut self) {
+        // Closed, a dequeue never gives up on the threshold: drain to the definitive empty.
+        self.aq.close();
+        while let Ok(value) = self.try_pop() {
+            drop(value);
+        }
+    }
+}
+
+impl_bounded_queue!(ScqQueue);
+
+impl fmt::Debug for IndexRing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tail = self.tail.load(Acquire);
+        let entries: Vec<String> = self
+            .entries
+            .iter()
+            .map(|e| {
+                let e = e.load(Acquire);
+                let index = self.entry_index(e);
+                let shown = if index == self.bot() {
+                    "⊥".to_string()
+                } else if index == self.botc() {
+                    "⊥c".to_string()
+                } else {
+                    index.to_string()
+                };
+                let safe = if e & self.safe() != 0 { "" } else { " unsafe" };
+                format!("{{cycle {} {shown}{safe}}}", self.entry_cycle(e))
+            })
+            .collect();
+        f.debug_struct("IndexRing")
+            .field("head", &self.head.load(Acquire))
+            .field("tail", &(tail & !CLOSED))
+            .field("closed", &(tail & CLOSED != 0))
+            .field("threshold", &self.threshold.load(Acquire))
+            .field("entries", &entries)
+            .finish()
+    }
+}
+
+/// `{:?}` shows the length, capacity and state; `{:#?}` also dumps both rings (head, tail,
+/// threshold and every entry), which is what the threshold reproduction prints at a hang.
+impl<T> fmt::Debug for ScqQueue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let alternate = f.alternate();
+        let mut d = f.debug_struct("ScqQueue");
+        d.field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .field("closed", &self.is_closed());
+        if alternate {
+            d.field("aq", &self.aq).field("fq", &self.fq);
+        }
+        d.finish()
+    }
+}
