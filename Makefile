@@ -13,7 +13,7 @@ NIGHTLY ?= +nightly
 LOOM_TARGET := target/loom
 LOOM_ENV := RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET) LOOM_MAX_PREEMPTIONS=3
 
-.PHONY: all test verify setup fmt-check clippy unit loom loom-futex loom-condvar shuttle mutants miri bench help
+.PHONY: all test verify setup fmt-check clippy unit loom loom-futex loom-condvar shuttle mutants miri bench report-allocator help
 
 all: test
 
@@ -21,7 +21,8 @@ help:
 	@echo "make test    fmt check, clippy -D warnings, cargo test, loom models (both parkers), mutant gate"
 	@echo "make verify  setup, then every checker (test + miri)"
 	@echo "make setup   nightly miri + rust-src, cargo-fuzz (idempotent)"
-	@echo "make loom | mutants | miri | bench"
+	@echo "make loom | shuttle | mutants | miri | bench"
+	@echo "make report-allocator  malloc vs pool futex report (reports/allocator/README.md)"
 
 ## test: what CI runs.
 test: fmt-check clippy unit loom shuttle mutants
@@ -83,3 +84,9 @@ miri:
 bench:
 	$(CARGO) bench -p berth-bench
 	python3 reports/bench/ratios.py
+
+## report-allocator: futex calls and context switches of malloc'd vs pooled berth::spsc nodes
+## (reports/allocator/README.md); about 2-3 minutes on the 2-core machine. Builds its own crate
+## (own [workspace], not part of `cargo test --workspace`) into target/allocator.
+report-allocator:
+	python3 reports/allocator/run.py
