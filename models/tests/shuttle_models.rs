@@ -31,6 +31,18 @@ fn check(f: impl Fn() + Send + Sync + Clone + 'static) {
     shuttle::check_pct(f, iterations(), 3);
 }
 
+/// Runs `f` under the random scheduler only, or replays one schedule: for models where a thread
+/// spin-waits (yielding) on another thread paused mid-operation. PCT keeps a low-priority paused
+/// thread off the CPU for as long as a higher-priority one keeps yielding, which no real
+/// scheduler does, and reports `exceeded max_steps`.
+fn check_random_only(f: impl Fn() + Send + Sync + Clone + 'static) {
+    if let Ok(schedule) = std::env::var("SHUTTLE_REPLAY") {
+        shuttle::replay(f, &schedule);
+        return;
+    }
+    shuttle::check_random(f, 10 * iterations());
+}
+
 /// The schedule loom cannot explore: two consumers blocked on an empty 2-slot queue while the
 /// producer may pause between claiming a slot and publishing it.
 #[test]
@@ -246,5 +258,42 @@ fn spsc_round_trips() {
         worker.join().unwrap();
         assert!(back_rx.pop().is_err());
         assert_eq!(got, [0, 2, 4, 6]);
+    });
+}
+
+/// SCQ with one slot, three producers and three consumers: the threshold hole's scenario; every
+/// value must be delivered. This model found a lost wakeup in berth's first SCQ: a sleeper took
+/// D4's "empty" as definitive although a producer had claimed position `H + 1` between the
+/// consumer's tail read and its catchup.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn scq_capacity_1_three_by_three() {
+    check_random_only(|| {
+        let q = Arc::new(berth::ScqQueue::new(1));
+        let producers: Vec<_> = (0..3u32)
+            .map(|p| {
+                let q = Arc::clone(&q);
+                thread::spawn(move || {
+                    for i in 0..2 {
+                        q.push(p * 10 + i).unwrap();
+                    }
+                })
+            })
+            .collect();
+        let consumers: Vec<_> = (0..3)
+            .map(|_| {
+                let q = Arc::clone(&q);
+                thread::spawn(move || (0..2).map(|_| q.pop().unwrap()).collect::<Vec<u32>>())
+            })
+            .collect();
+        for p in producers {
+            p.join().unwrap();
+        }
+        let mut all: Vec<u32> = consumers
+            .into_iter()
+            .flat_map(|c| c.join().unwrap())
+            .collect();
+        all.sort_unstable();
+        assert_eq!(all, [0, 1, 10, 11, 20, 21], "exactly once");
     });
 }

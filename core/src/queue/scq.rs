@@ -52,7 +52,8 @@
 //! consumers still give up and let producers finish. What changes is only that a *published*
 //! value is never abandoned. (The mutant `scq_weak_threshold`, which restores the paper's
 //! handling, and a model that catches it deterministically are still to come: the stress test in
-//! `core/tests/scq_threshold.rs` catches that variant only in some runs on this machine.)
+//! `core/tests/scq_threshold.rs` caught that variant in one run of three on this machine, and
+//! the shuttle model `scq_capacity_1_three_by_three` did not catch it in 2,000 schedules.)
 //!
 //! A give-up that is not definitive (positions are claimed but not yet published) is reported
 //! as `Empty` by `try_pop`, which is linearizable (those pushes have not completed), but a
@@ -249,11 +250,16 @@ impl IndexRing {
             // D4
             let t = self.tail.load(Acquire);
             if t & !CLOSED <= h + 1 {
-                self.catchup(t, h + 1);
+                let unchanged = self.catchup(t, h + 1);
                 self.threshold.fetch_sub(1, AcqRel);
+                // Definitive only if the tail was still `t` when our catchup CAS moved it: a
+                // producer that claimed a position in between (possibly `h + 1`, which no
+                // dequeuer owns yet) would otherwise be missed by a sleeper whose re-check reads
+                // a tail that already includes that claim. (Found by the shuttle model
+                // `scq_capacity_1_three_by_three`.)
                 return Err(Empty {
-                    tail: self.tail.load(Acquire),
-                    definitive: true,
+                    tail: (h + 1) | (t & CLOSED),
+                    definitive: unchanged,
                 });
             }
             // D5
@@ -265,18 +271,22 @@ impl IndexRing {
         }
     }
 
-    /// Moves the tail up to `head` when dequeuers overtook it (keeping the `CLOSED` bit).
-    fn catchup(&self, mut tail: u64, mut head: u64) {
+    /// Moves the tail up to `head` when dequeuers overtook it (keeping the `CLOSED` bit). True if
+    /// the first CAS succeeded, that is, the tail was still `tail` (no claim in between).
+    fn catchup(&self, mut tail: u64, mut head: u64) -> bool {
+        let mut first = true;
         while let Err(now) =
             self.tail
                 .compare_exchange(tail, head | (tail & CLOSED), AcqRel, Acquire)
         {
+            first = false;
             tail = now;
             head = self.head.load(Acquire);
             if tail & !CLOSED >= head {
                 break;
             }
         }
+        first
     }
 
     /// The threshold says give up. `None`: do not (keep dequeuing); `Some`: give up.
