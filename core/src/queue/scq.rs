@@ -76,7 +76,7 @@ use super::{
     deadline_after, impl_bounded_queue, PopError, PopTimeoutError, PushError, PushTimeoutError,
     TryPopError, TryPushError,
 };
-use crate::park::{block_until, Attempt, WaitList};
+use crate::park::{block_until, Attempt, Backoff, WaitList};
 use crate::sync::atomic::{
     AtomicI64, AtomicU64,
     Ordering::{AcqRel, Acquire, Release},
@@ -318,6 +318,37 @@ impl IndexRing {
         })
     }
 
+    /// Waits, without claiming or invalidating any position, until a published entry lies
+    /// between head and tail, or the ring is definitively empty, or it is closed.
+    ///
+    /// A blocking dequeue calls this after a non-definitive give-up (claims seen, nothing
+    /// published yet) instead of dequeuing again at once: dequeuing would invalidate the very
+    /// position a paused producer is about to publish, and a producer and a consumer that keep
+    /// doing that to each other never finish (the chase the threshold exists to stop).
+    fn await_publication(&self) {
+        let mut backoff = Backoff::new();
+        loop {
+            let tail = self.tail.load(Acquire);
+            let head = self.head.load(Acquire);
+            if tail & CLOSED != 0 || tail <= head {
+                return;
+            }
+            let end = tail.min(head + self.size());
+            for pos in head..end {
+                let e = self.entry(pos).load(Acquire);
+                if self.entry_cycle(e) == self.cycle_of(pos) && !self.is_free(self.entry_index(e)) {
+                    return;
+                }
+            }
+            if backoff.is_completed() {
+                // A producer paused mid-push: yield rather than spin.
+                crate::sync::thread::yield_now();
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+
     fn close(&self) -> bool {
         self.tail.fetch_or(CLOSED, AcqRel) & CLOSED == 0
     }
@@ -525,6 +556,9 @@ impl<T> ScqQueue<T> {
                     Err((v, PushFail::Closed)) => Attempt::Ready(Err(v)),
                     Err((v, PushFail::Full(empty))) => {
                         pending = Some(v);
+                        if !empty.definitive {
+                            self.fq.await_publication();
+                        }
                         Attempt::Wait(empty)
                     }
                 }
@@ -553,7 +587,12 @@ impl<T> ScqQueue<T> {
             || match self.pop_attempt() {
                 Ok(v) => Attempt::Ready(Ok(v)),
                 Err(PopFail::Closed) => Attempt::Ready(Err(Wait::Closed)),
-                Err(PopFail::Empty(empty)) => Attempt::Wait(empty),
+                Err(PopFail::Empty(empty)) => {
+                    if !empty.definitive {
+                        self.aq.await_publication();
+                    }
+                    Attempt::Wait(empty)
+                }
             },
             // W2: an RMW on the allocated ring's tail, which every push's enqueue increments.
             |empty| !empty.definitive || self.aq.tail.fetch_add(0, AcqRel) != empty.tail,
