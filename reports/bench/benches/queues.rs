@@ -82,6 +82,36 @@ impl BenchQueue for Berth {
     }
 }
 
+/// berth's lock-free SCQ (Nikolaev), with its own blocking operations.
+struct Scq(berth::ScqQueue<u64>);
+
+impl BenchQueue for Scq {
+    const NAME: &'static str = "berth_scq";
+    type Waiter = ();
+
+    fn with_capacity(capacity: usize) -> Self {
+        Scq(berth::ScqQueue::new(capacity))
+    }
+
+    fn new_waiter() {}
+
+    #[inline]
+    fn send(&self, value: u64, _: &()) {
+        self.0
+            .push(value)
+            .expect("the benchmark never closes the queue");
+    }
+
+    #[inline]
+    fn recv(&self, _: &()) -> u64 {
+        self.0.pop().expect("the benchmark never closes the queue")
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// crossbeam's queue, which has no blocking operations: retry with `Backoff::snooze` (spins,
 /// then yields) on failure, and reset the backoff after each success.
 struct Crossbeam(ArrayQueue<u64>);
@@ -321,6 +351,10 @@ fn queues(c: &mut Criterion) {
             group.sampling_mode(SamplingMode::Flat);
             bench_one::<Berth>(&mut group, producers, consumers, capacity);
             bench_one::<Crossbeam>(&mut group, producers, consumers, capacity);
+            // SCQ beside Vyukov at 1:1 and 2:2 (the shapes the SCQ issue asks for).
+            if producers == consumers && producers <= 2 {
+                bench_one::<Scq>(&mut group, producers, consumers, capacity);
+            }
             group.finish();
         }
     }
