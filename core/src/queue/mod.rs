@@ -66,6 +66,87 @@ pub trait BoundedQueue<T>: private::Sealed {
     fn capacity(&self) -> usize;
 }
 
+/// Why a blocking queue operation gave up.
+pub(crate) enum Wait {
+    Closed,
+    TimedOut,
+}
+
+/// The six public blocking methods of a queue, built on its two blocking bodies:
+/// `push_until(&self, T, Option<Instant>) -> Result<(), (T, Wait)>` and
+/// `pop_until(&self, Option<Instant>) -> Result<T, Wait>` (`None`: wait forever).
+macro_rules! blocking_methods {
+    () => {
+        /// Pushes `value`, waiting (spinning, then parking) while the queue is full. Fails only
+        /// once the queue is closed, handing the value back.
+        pub fn push(&self, value: T) -> Result<(), $crate::queue::PushError<T>> {
+            self.push_until(value, None)
+                .map_err(|(v, _)| $crate::queue::PushError(v))
+        }
+
+        /// Pushes `value`, waiting at most `timeout` while the queue is full.
+        pub fn push_timeout(
+            &self,
+            value: T,
+            timeout: std::time::Duration,
+        ) -> Result<(), $crate::queue::PushTimeoutError<T>> {
+            self.push_until(value, $crate::queue::deadline_after(timeout))
+                .map_err($crate::queue::Wait::push_error)
+        }
+
+        /// Pushes `value`, waiting until `deadline` at most while the queue is full.
+        pub fn push_deadline(
+            &self,
+            value: T,
+            deadline: std::time::Instant,
+        ) -> Result<(), $crate::queue::PushTimeoutError<T>> {
+            self.push_until(value, Some(deadline))
+                .map_err($crate::queue::Wait::push_error)
+        }
+
+        /// Pops the oldest value, waiting (spinning, then parking) while the queue is empty.
+        /// Fails once the queue is closed and drained.
+        pub fn pop(&self) -> Result<T, $crate::queue::PopError> {
+            self.pop_until(None).map_err(|_| $crate::queue::PopError)
+        }
+
+        /// Pops the oldest value, waiting at most `timeout` while the queue is empty.
+        pub fn pop_timeout(
+            &self,
+            timeout: std::time::Duration,
+        ) -> Result<T, $crate::queue::PopTimeoutError> {
+            self.pop_until($crate::queue::deadline_after(timeout))
+                .map_err($crate::queue::Wait::pop_error)
+        }
+
+        /// Pops the oldest value, waiting until `deadline` at most while the queue is empty.
+        pub fn pop_deadline(
+            &self,
+            deadline: std::time::Instant,
+        ) -> Result<T, $crate::queue::PopTimeoutError> {
+            self.pop_until(Some(deadline))
+                .map_err($crate::queue::Wait::pop_error)
+        }
+    };
+}
+pub(crate) use blocking_methods;
+
+impl Wait {
+    fn push_error<T>((value, why): (T, Wait)) -> PushTimeoutError<T> {
+        match why {
+            Wait::Closed => PushTimeoutError::Closed(value),
+            Wait::TimedOut => PushTimeoutError::Timeout(value),
+        }
+    }
+
+    fn pop_error(why: Wait) -> PopTimeoutError {
+        match why {
+            Wait::Closed => PopTimeoutError::Closed,
+            Wait::TimedOut => PopTimeoutError::Timeout,
+        }
+    }
+}
+
 /// `now + timeout`, or `None` (wait forever) when that is beyond `Instant`'s range.
 #[inline]
 pub(crate) fn deadline_after(timeout: Duration) -> Option<Instant> {

@@ -4,14 +4,11 @@
 //! takes the lock, so every operation is atomic. Its cost is just as obvious: all producers and
 //! consumers serialise on one lock.
 
-use super::{
-    deadline_after, impl_bounded_queue, PopError, PopTimeoutError, PushError, PushTimeoutError,
-    TryPopError, TryPushError,
-};
+use super::{impl_bounded_queue, TryPopError, TryPushError, Wait};
 use crate::sync::{Condvar, Mutex, MutexGuard};
 use std::collections::VecDeque;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// A bounded MPMC queue behind one `Mutex`, with `not_full` and `not_empty` condvars.
 ///
@@ -40,11 +37,6 @@ struct State<T> {
     blocked_pushers: usize,
     /// Threads inside `not_empty.wait`; a push notifies only if there is one.
     blocked_poppers: usize,
-}
-
-enum Wait {
-    Closed,
-    TimedOut,
 }
 
 impl<T> MutexQueue<T> {
@@ -89,28 +81,7 @@ impl<T> MutexQueue<T> {
         Ok(())
     }
 
-    /// Pushes `value`, waiting while the queue is full. Fails only once the queue is closed.
-    pub fn push(&self, value: T) -> Result<(), PushError<T>> {
-        self.push_until(value, None).map_err(|(v, _)| PushError(v))
-    }
-
-    /// Pushes `value`, waiting at most `timeout` while the queue is full.
-    pub fn push_timeout(&self, value: T, timeout: Duration) -> Result<(), PushTimeoutError<T>> {
-        self.push_until(value, deadline_after(timeout))
-            .map_err(|(v, why)| match why {
-                Wait::Closed => PushTimeoutError::Closed(v),
-                Wait::TimedOut => PushTimeoutError::Timeout(v),
-            })
-    }
-
-    /// Pushes `value`, waiting until `deadline` at most while the queue is full.
-    pub fn push_deadline(&self, value: T, deadline: Instant) -> Result<(), PushTimeoutError<T>> {
-        self.push_until(value, Some(deadline))
-            .map_err(|(v, why)| match why {
-                Wait::Closed => PushTimeoutError::Closed(v),
-                Wait::TimedOut => PushTimeoutError::Timeout(v),
-            })
-    }
+    super::blocking_methods!();
 
     /// Pops the oldest value, without waiting.
     pub fn try_pop(&self) -> Result<T, TryPopError> {
@@ -123,28 +94,6 @@ impl<T> MutexQueue<T> {
             None if state.closed => Err(TryPopError::Closed),
             None => Err(TryPopError::Empty),
         }
-    }
-
-    /// Pops the oldest value, waiting while the queue is empty. Fails once closed and drained.
-    pub fn pop(&self) -> Result<T, PopError> {
-        self.pop_until(None).map_err(|_| PopError)
-    }
-
-    /// Pops the oldest value, waiting at most `timeout` while the queue is empty.
-    pub fn pop_timeout(&self, timeout: Duration) -> Result<T, PopTimeoutError> {
-        self.pop_until(deadline_after(timeout))
-            .map_err(|why| match why {
-                Wait::Closed => PopTimeoutError::Closed,
-                Wait::TimedOut => PopTimeoutError::Timeout,
-            })
-    }
-
-    /// Pops the oldest value, waiting until `deadline` at most while the queue is empty.
-    pub fn pop_deadline(&self, deadline: Instant) -> Result<T, PopTimeoutError> {
-        self.pop_until(Some(deadline)).map_err(|why| match why {
-            Wait::Closed => PopTimeoutError::Closed,
-            Wait::TimedOut => PopTimeoutError::Timeout,
-        })
     }
 
     /// Closes the queue and wakes every waiting thread. True for the call that closed it.

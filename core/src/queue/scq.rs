@@ -72,10 +72,7 @@
 //! - `close`: a `CLOSED` bit in `aq`'s tail. A push whose `aq` enqueue sees it gives its index
 //!   back to `fq` and returns its value; pops drain and then report `Closed` once D4 says empty.
 
-use super::{
-    deadline_after, impl_bounded_queue, PopError, PopTimeoutError, PushError, PushTimeoutError,
-    TryPopError, TryPushError,
-};
+use super::{impl_bounded_queue, TryPopError, TryPushError, Wait};
 use crate::park::{block_until, Attempt, Backoff, WaitList};
 use crate::sync::atomic::{
     AtomicI64, AtomicU64,
@@ -85,7 +82,7 @@ use crate::sync::cell::UnsafeCell;
 use crate::util::CachePadded;
 use std::fmt;
 use std::mem::MaybeUninit;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Set in `aq`'s tail once the queue is closed.
 const CLOSED: u64 = 1 << 63;
@@ -402,11 +399,6 @@ enum PopFail {
     Closed,
 }
 
-enum Wait {
-    Closed,
-    TimedOut,
-}
-
 impl<T> ScqQueue<T> {
     /// A queue that holds exactly `capacity` values.
     ///
@@ -504,20 +496,7 @@ impl<T> ScqQueue<T> {
         })
     }
 
-    /// Pushes `value`, waiting (spinning, then parking) while the queue is full. Fails only once
-    /// the queue is closed, handing the value back.
-    pub fn push(&self, value: T) -> Result<(), PushError<T>> {
-        self.push_until(value, None).map_err(|(v, _)| PushError(v))
-    }
-
-    /// Pushes `value`, waiting at most `timeout` while the queue is full.
-    pub fn push_timeout(&self, value: T, timeout: Duration) -> Result<(), PushTimeoutError<T>> {
-        self.push_until(value, deadline_after(timeout))
-            .map_err(|(v, why)| match why {
-                Wait::Closed => PushTimeoutError::Closed(v),
-                Wait::TimedOut => PushTimeoutError::Timeout(v),
-            })
-    }
+    super::blocking_methods!();
 
     /// Pops the oldest value, without waiting.
     pub fn try_pop(&self) -> Result<T, TryPopError> {
@@ -525,21 +504,6 @@ impl<T> ScqQueue<T> {
             PopFail::Empty(_) => TryPopError::Empty,
             PopFail::Closed => TryPopError::Closed,
         })
-    }
-
-    /// Pops the oldest value, waiting (spinning, then parking) while the queue is empty. Fails
-    /// once the queue is closed and drained.
-    pub fn pop(&self) -> Result<T, PopError> {
-        self.pop_until(None).map_err(|_| PopError)
-    }
-
-    /// Pops the oldest value, waiting at most `timeout` while the queue is empty.
-    pub fn pop_timeout(&self, timeout: Duration) -> Result<T, PopTimeoutError> {
-        self.pop_until(deadline_after(timeout))
-            .map_err(|why| match why {
-                Wait::Closed => PopTimeoutError::Closed,
-                Wait::TimedOut => PopTimeoutError::Timeout,
-            })
     }
 
     fn push_until(&self, value: T, deadline: Option<Instant>) -> Result<(), (T, Wait)> {

@@ -56,10 +56,7 @@
 //! between its CAS (C1) and its releasing store leaves that slot's next producer waiting (P2).
 //! [`ScqQueue`](super::ScqQueue) removes that.
 
-use super::{
-    deadline_after, impl_bounded_queue, PopError, PopTimeoutError, PushError, PushTimeoutError,
-    TryPopError, TryPushError,
-};
+use super::{impl_bounded_queue, TryPopError, TryPushError, Wait};
 use crate::park::{block_until, Attempt, Backoff, WaitList};
 use crate::sync::atomic::{
     fence, AtomicUsize,
@@ -70,7 +67,7 @@ use crate::util::CachePadded;
 use std::alloc::Layout;
 use std::fmt;
 use std::mem::MaybeUninit;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 struct Slot<T> {
     /// The position this slot is ready for (see the table in the module docs).
@@ -137,11 +134,6 @@ enum PopFail {
     /// Empty, with the `head` (== tail) that proved it.
     Empty(usize),
     Closed,
-}
-
-enum Wait {
-    Closed,
-    TimedOut,
 }
 
 impl<T> VyukovQueue<T> {
@@ -347,29 +339,7 @@ impl<T> VyukovQueue<T> {
         })
     }
 
-    /// Pushes `value`, waiting (spinning, then parking) while the queue is full. Fails only once
-    /// the queue is closed, handing the value back.
-    pub fn push(&self, value: T) -> Result<(), PushError<T>> {
-        self.push_until(value, None).map_err(|(v, _)| PushError(v))
-    }
-
-    /// Pushes `value`, waiting at most `timeout` while the queue is full.
-    pub fn push_timeout(&self, value: T, timeout: Duration) -> Result<(), PushTimeoutError<T>> {
-        self.push_until(value, deadline_after(timeout))
-            .map_err(|(v, why)| match why {
-                Wait::Closed => PushTimeoutError::Closed(v),
-                Wait::TimedOut => PushTimeoutError::Timeout(v),
-            })
-    }
-
-    /// Pushes `value`, waiting until `deadline` at most while the queue is full.
-    pub fn push_deadline(&self, value: T, deadline: Instant) -> Result<(), PushTimeoutError<T>> {
-        self.push_until(value, Some(deadline))
-            .map_err(|(v, why)| match why {
-                Wait::Closed => PushTimeoutError::Closed(v),
-                Wait::TimedOut => PushTimeoutError::Timeout(v),
-            })
-    }
+    super::blocking_methods!();
 
     /// Pops the oldest value, without parking (it can spin while a producer is paused between
     /// claiming the next position and publishing it; see "Progress" in the module docs).
@@ -377,29 +347,6 @@ impl<T> VyukovQueue<T> {
         self.pop_attempt().map_err(|why| match why {
             PopFail::Empty(_) => TryPopError::Empty,
             PopFail::Closed => TryPopError::Closed,
-        })
-    }
-
-    /// Pops the oldest value, waiting (spinning, then parking) while the queue is empty. Fails
-    /// once the queue is closed and drained.
-    pub fn pop(&self) -> Result<T, PopError> {
-        self.pop_until(None).map_err(|_| PopError)
-    }
-
-    /// Pops the oldest value, waiting at most `timeout` while the queue is empty.
-    pub fn pop_timeout(&self, timeout: Duration) -> Result<T, PopTimeoutError> {
-        self.pop_until(deadline_after(timeout))
-            .map_err(|why| match why {
-                Wait::Closed => PopTimeoutError::Closed,
-                Wait::TimedOut => PopTimeoutError::Timeout,
-            })
-    }
-
-    /// Pops the oldest value, waiting until `deadline` at most while the queue is empty.
-    pub fn pop_deadline(&self, deadline: Instant) -> Result<T, PopTimeoutError> {
-        self.pop_until(Some(deadline)).map_err(|why| match why {
-            Wait::Closed => PopTimeoutError::Closed,
-            Wait::TimedOut => PopTimeoutError::Timeout,
         })
     }
 

@@ -16,37 +16,8 @@ pub(crate) mod atomic {
     };
 }
 
-pub(crate) mod cell {
-    /// Shuttle has no cell tracking: the std cell with loom's closure-based accessors.
-    #[derive(Debug)]
-    #[repr(transparent)]
-    pub(crate) struct UnsafeCell<T: ?Sized>(::core::cell::UnsafeCell<T>);
-
-    impl<T> UnsafeCell<T> {
-        #[inline]
-        pub(crate) fn new(value: T) -> Self {
-            UnsafeCell(::core::cell::UnsafeCell::new(value))
-        }
-
-        #[allow(dead_code)]
-        #[inline]
-        pub(crate) fn into_inner(self) -> T {
-            self.0.into_inner()
-        }
-    }
-
-    impl<T: ?Sized> UnsafeCell<T> {
-        #[inline]
-        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
-            f(self.0.get())
-        }
-
-        #[inline]
-        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
-            f(self.0.get())
-        }
-    }
-}
+#[path = "cell.rs"]
+pub(crate) mod cell;
 
 pub(crate) mod thread {
     #[allow(unused_imports)]
