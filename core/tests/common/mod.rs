@@ -116,3 +116,82 @@ pub fn join<R>(handle: thread::JoinHandle<R>) -> R {
         Err(payload) => std::panic::resume_unwind(payload),
     }
 }
+
+/// The CPU time (user + system) the calling thread has used (Linux: `getrusage(RUSAGE_THREAD)`).
+#[cfg(all(target_os = "linux", not(miri)))]
+pub fn thread_cpu_time() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` points to writable memory the size of a `rusage`; RUSAGE_THREAD reports on
+    // the calling thread only.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
+    assert_eq!(rc, 0, "getrusage(RUSAGE_THREAD) failed");
+    // SAFETY: getrusage returned 0, so it filled the struct (and it was zeroed before anyway).
+    let usage = unsafe { usage.assume_init() };
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// The calling thread's kernel id (Linux), for [`wait_until_asleep`]; 0 elsewhere and under
+/// Miri.
+pub fn current_tid() -> i64 {
+    #[cfg(all(target_os = "linux", not(miri)))]
+    {
+        // SAFETY: gettid has no preconditions.
+        i64::from(unsafe { libc::gettid() })
+    }
+    #[cfg(not(all(target_os = "linux", not(miri))))]
+    {
+        0
+    }
+}
+
+/// Returns once the thread `tid` (from [`current_tid`]), which announced that it is about to
+/// block, is asleep in the kernel (state `S` in `/proc`), so that a test can make a thread park
+/// without depending on timing. Panics, naming `what`, if it is not asleep within 10 s (it spins
+/// or yields instead of parking). Under Miri, where threads' states cannot be read, many turns
+/// of the scheduler; elsewhere, a 20 ms pause. Allocates (do not call inside a counted window).
+pub fn wait_until_asleep(tid: i64, what: &str) {
+    #[cfg(all(target_os = "linux", not(miri)))]
+    {
+        let path = format!("/proc/self/task/{tid}/stat");
+        let start = std::time::Instant::now();
+        loop {
+            let stat = std::fs::read_to_string(&path).expect("reading a thread's /proc stat");
+            // The state follows the command name, in parentheses (which may contain spaces).
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next());
+            if state == Some('S') {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{what}: the thread never went to sleep (state {state:?}): \
+                 it spins or yields instead of parking"
+            );
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+    #[cfg(miri)]
+    {
+        // Miri hands the CPU to another thread at each yield (a spin hint is a yield there too):
+        // this many turns are far more than a blocked thread needs to spin, yield and park. A
+        // 20 ms sleep was not enough: with some seeds (-Zmiri-seed=1, 6) the other thread had
+        // not parked yet when it ended.
+        let _ = (tid, what);
+        for _ in 0..MIRI_TURNS {
+            thread::yield_now();
+        }
+    }
+    #[cfg(not(any(target_os = "linux", miri)))]
+    {
+        let _ = (tid, what);
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// How many times [`wait_until_asleep`] yields under Miri.
+#[cfg(miri)]
+const MIRI_TURNS: usize = 2_000;
