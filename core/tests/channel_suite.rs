@@ -26,6 +26,8 @@ use berth::channel::{
     self, Receiver, RecvError, RecvTimeoutError, SendError, SendTimeoutError, Sender, TryRecvError,
     TrySendError, WeakSender,
 };
+#[cfg(target_os = "linux")]
+use common::thread_cpu_time;
 use common::{join, with_watchdog, DropCounter, DropCounts, WATCHDOG_SECS};
 use std::error::Error;
 use std::fmt;
@@ -1589,21 +1591,6 @@ fn weak_upgrade_races_last_drop(f: Flavor) {
 // ---------------------------------------------------------------------------------------------
 // 8. Idle receivers sleep
 // ---------------------------------------------------------------------------------------------
-
-#[cfg(target_os = "linux")]
-fn thread_cpu_time() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `usage` points to writable memory the size of a `rusage`; RUSAGE_THREAD reports on
-    // the calling thread only.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
-    assert_eq!(rc, 0, "getrusage(RUSAGE_THREAD) failed");
-    // SAFETY: getrusage returned 0, so it filled the struct (and it was zeroed before anyway).
-    let usage = unsafe { usage.assume_init() };
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
 
 /// A receiver waiting 300 ms in recv_timeout on an empty channel sleeps: under 30 ms of CPU.
 /// Beside it, a control thread spins on try_recv until its own measure reaches 60 ms, showing

@@ -17,6 +17,8 @@ use berth::queue::{
     PopError, PopTimeoutError, PushError, PushTimeoutError, TryPopError, TryPushError,
 };
 use berth::{BoundedQueue, MutexQueue, ScqQueue, VyukovQueue};
+#[cfg(target_os = "linux")]
+use common::thread_cpu_time;
 use common::{join, with_watchdog, DropCounter, DropCounts, WATCHDOG_SECS};
 use std::rc::Rc;
 use std::sync::atomic::{
@@ -385,22 +387,6 @@ pub fn capacity_1_never_overwrites_concurrent<Q: SharedQueue<DropCounter>>(make:
 // ---------------------------------------------------------------------------------------------
 // 4. an idle consumer sleeps
 // ---------------------------------------------------------------------------------------------
-
-/// The CPU time (user + system) the calling thread has used.
-#[cfg(target_os = "linux")]
-fn thread_cpu_time() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `usage` points to writable memory the size of a `rusage`; RUSAGE_THREAD reports on
-    // the calling thread only.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
-    assert_eq!(rc, 0, "getrusage(RUSAGE_THREAD) failed");
-    // SAFETY: getrusage returned 0, so it filled the struct (and it was zeroed before anyway).
-    let usage = unsafe { usage.assume_init() };
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
 
 /// A consumer waiting 300 ms on an empty queue must sleep, not spin (the mutant
 /// `wait_never_parks` yields forever instead). Beside it, a control thread that does spin on
