@@ -49,7 +49,10 @@ struct Ring<T> {
     gone: AtomicU32,
     not_empty: CachePadded<WaitList>,
     not_full: CachePadded<WaitList>,
+    /// `capacity` slots; just one for a zero-sized `T`, which needs no storage (building
+    /// `usize::MAX` zero-sized slots one by one would take minutes in a debug build).
     slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
+    capacity: usize,
 }
 
 const PRODUCER_GONE: u32 = 1;
@@ -99,7 +102,12 @@ pub fn channel<T>(capacity: usize) -> (Producer<T>, Consumer<T>) {
         gone: AtomicU32::new(0),
         not_empty: CachePadded::new(WaitList::new()),
         not_full: CachePadded::new(WaitList::new()),
-        slots: (0..capacity)
+        capacity,
+        slots: (0..if std::mem::size_of::<T>() == 0 {
+            1
+        } else {
+            capacity
+        })
             .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
             .collect(),
     });
@@ -140,7 +148,17 @@ impl Side {
 
 impl<T> Ring<T> {
     fn capacity(&self) -> usize {
-        self.slots.len()
+        self.capacity
+    }
+
+    /// The slot of ring index `index` (always the one slot for a zero-sized `T`).
+    #[inline]
+    fn slot(&self, index: usize) -> &UnsafeCell<MaybeUninit<T>> {
+        if std::mem::size_of::<T>() == 0 {
+            &self.slots[0]
+        } else {
+            &self.slots[index]
+        }
     }
 
     /// One push attempt: `Err((v, None))` if disconnected, `Err((v, Some(head)))` if full.
@@ -155,7 +173,7 @@ impl<T> Ring<T> {
                 return Err((value, Some(me.other)));
             }
         }
-        self.slots[me.index].with_mut(|p| {
+        self.slot(me.index).with_mut(|p| {
             // SAFETY: `tail - head < capacity`, so slot `tail % capacity` holds no value the
             // consumer may read: it was freed by the consumer's `head` update we acquired (or
             // never used); only the producer writes slots.
@@ -190,7 +208,7 @@ impl<T> Ring<T> {
                 }
             }
         }
-        let value = self.slots[me.index].with(|p| {
+        let value = self.slot(me.index).with(|p| {
             // SAFETY: `head < tail` (acquired): the producer wrote this slot and published it;
             // it will not touch it again until our `head` update below frees it.
             unsafe { p.read().assume_init() }
@@ -370,7 +388,7 @@ impl<T> Drop for Ring<T> {
         let tail = self.tail.load(Relaxed);
         let mut index = head % cap;
         for _ in 0..tail.wrapping_sub(head) {
-            self.slots[index].with_mut(|p| {
+            self.slot(index).with_mut(|p| {
                 // SAFETY: every position in head..tail was written and not read; `&mut self`.
                 unsafe { (*p).assume_init_drop() }
             });
