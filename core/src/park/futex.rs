@@ -85,10 +85,10 @@ impl Futex {
         let ts = timeout
             .as_ref()
             .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-        // SAFETY: `self.word.as_ptr()` points to a live, aligned `u32` for the whole call (we hold
-        // `&self`); FUTEX_WAIT only reads it. `ts` is null or points to a timespec on this stack
-        // frame. The last two arguments are ignored by FUTEX_WAIT. Errors (EAGAIN when the word
-        // changed, EINTR, ETIMEDOUT) all mean "return and let the caller re-check".
+        // Errors (EAGAIN when the word changed, EINTR, ETIMEDOUT) all mean "return and let the
+        // caller re-check"; the last two arguments are ignored by FUTEX_WAIT.
+        // SAFETY: the word is a live, aligned `u32` for the whole call (we hold `&self`) and is
+        // only read; `ts` is null or points to a timespec on this stack frame.
         unsafe {
             libc::syscall(
                 libc::SYS_futex,

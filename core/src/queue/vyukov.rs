@@ -290,10 +290,10 @@ impl<T> VyukovQueue<T> {
                 {
                     Ok(_) => {
                         let value = slot.value.with(|p| {
-                            // SAFETY: our CAS claimed position `head`, and its stamp (read with
-                            // Acquire, pairing with the producer's Release store) says the value
-                            // was written and not yet taken; nobody else touches it until the
-                            // stamp store below releases the slot for the next lap.
+                            // Nobody else touches the slot until the stamp store below releases
+                            // it for the next lap.
+                            // SAFETY: our CAS claimed `head`, and its stamp (Acquire, pairing with
+                            // the producer's Release) says the value was written and not taken.
                             unsafe { p.read().assume_init() }
                         });
                         slot.stamp.store(head.wrapping_add(self.lap), Release);

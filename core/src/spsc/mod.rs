@@ -9,7 +9,9 @@
 //!
 //! ```
 //! let (mut tx, mut rx) = berth::spsc::channel(4);
-//! let t = std::thread::spawn(move || {
+//! use std::thread;
+//!
+//! let t = thread::spawn(move || {
 //!     for i in 0..100u32 {
 //!         tx.push(i).unwrap(); // waits (spins, then parks) while full
 //!     }

@@ -20,7 +20,9 @@ use std::fmt;
 ///
 /// ```
 /// let (mut tx, mut rx) = berth::spsc::pool(4, || [0u8; 64]);
-/// let t = std::thread::spawn(move || {
+/// use std::thread;
+///
+/// let t = thread::spawn(move || {
 ///     for i in 0..100u8 {
 ///         tx.send_with(|node| node[0] = i).unwrap(); // fills a recycled node in place
 ///     }
