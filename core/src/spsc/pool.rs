@@ -8,9 +8,13 @@
 //! construction, no operation calls the allocator.
 //!
 //! Sizing: the data ring holds `capacity` nodes, and each side holds at most one node at a time
-//! (only inside the closure it passed), so `capacity + 2` nodes are enough for the sender never
-//! to find the free ring empty while the data ring has room. The closure-based API is what makes
-//! running out impossible: no node can be kept outside the two rings and the two closures.
+//! (only inside the closure it passed), so with `capacity + 2` nodes the free ring is never empty
+//! when the sender takes a node: the sender never waits for a node, only (in `push`) for room in
+//! the data ring. The closure-based API is what makes running out impossible: no node can be
+//! kept outside the two rings and the two closures. One exception: if `fill` or `read` panics,
+//! the node that side holds is dropped with the unwinding; a caller that catches the panic and
+//! goes on using the pool has one node fewer (after `capacity + 2` such panics `send_with` would
+//! wait forever).
 
 use super::ring::{channel, Consumer, Producer};
 use std::error::Error;

@@ -1,5 +1,5 @@
 //! A global allocator that counts the calls made by threads that switched counting on: the
-//! zero-allocation tests (`channel_alloc.rs`, `spsc_alloc.rs`) include it with
+//! zero-allocation tests (`channel_alloc.rs`, `spsc_alloc.rs`, `pool_alloc.rs`) include it with
 //! `#[path = "common/counting_alloc.rs"] mod counting_alloc;`, each in a test binary of its own.
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -22,8 +22,9 @@
 //! message that made us leave it was published) nor by any other consumer (we hold the head
 //! lock). It goes to a spare list of at most [`SPARE_BYTES`] (64 KiB) of blocks, never fewer
 //! than 2 or more than 64 blocks; producers take their next block from it, and only beyond it is
-//! a block freed. So after warm-up a steady stream whose senders stay within that slack of the
-//! receivers (about 2,000 `u64` messages) makes no allocator call at all: the producer takes the
+//! a block freed. The spare list fills lazily, as blocks are retired; once a stream has reached
+//! its steady lead (within that slack of the receivers: about 2,000 `u64` messages), it makes no
+//! allocator call at all: the producer takes the
 //! block the consumer just returned (seed `004_35da246730ba79cd.txt` is why that matters: a
 //! queue that frees on the consumer what the producer allocated meets the allocator's arena
 //! lock). A sender that runs further ahead allocates one block per [`BLOCK_CAP`] messages, and
