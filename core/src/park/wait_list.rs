@@ -77,10 +77,4 @@ impl WaitList {
         }
         self.sleepers.store(0, Relaxed);
     }
-
-    /// The number of registered waiters (a snapshot).
-    #[allow(dead_code)]
-    pub(crate) fn len(&self) -> usize {
-        self.sleepers.load(Relaxed)
-    }
 }
