@@ -13,15 +13,15 @@ NIGHTLY ?= +nightly
 LOOM_TARGET := target/loom
 LOOM_ENV := RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET) LOOM_MAX_PREEMPTIONS=3
 
-.PHONY: all test verify setup fmt-check clippy unit loom loom-futex loom-condvar shuttle mutants miri bench report-allocator help
+.PHONY: all test verify setup fmt-check clippy unit loom loom-futex loom-condvar shuttle mutants miri tsan bench report-allocator help
 
 all: test
 
 help:
 	@echo "make test    fmt check, clippy -D warnings, cargo test, loom models (both parkers), mutant gate"
-	@echo "make verify  setup, then every checker (test + miri)"
+	@echo "make verify  setup, then every checker (test with 10x shuttle, miri, tsan)"
 	@echo "make setup   nightly miri + rust-src, cargo-fuzz (idempotent)"
-	@echo "make loom | shuttle | mutants | miri | bench"
+	@echo "make loom | shuttle | mutants | miri | tsan | bench"
 	@echo "make report-allocator  malloc vs pool futex report (reports/allocator/README.md)"
 
 ## test: what CI runs.
@@ -32,6 +32,7 @@ test: fmt-check clippy unit loom shuttle mutants
 verify: setup
 	$(MAKE) test SHUTTLE_ITERATIONS=2000
 	$(MAKE) miri
+	$(MAKE) tsan
 	@echo "make verify: all passed"
 
 ## setup: idempotent; rustup and cargo install skip what is already there.
@@ -78,6 +79,14 @@ miri:
 		$(CARGO) $(NIGHTLY) miri test -p berth
 	BERTH_PARKER=condvar MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-tree-borrows" CARGO_TARGET_DIR=target/miri \
 		$(CARGO) $(NIGHTLY) miri test -p berth
+
+## tsan: the concurrent suites under ThreadSanitizer (nightly, std rebuilt with the sanitizer).
+## A gate: halt_on_error makes any report fail the run. No suppressions are needed today.
+TSAN_TARGET ?= x86_64-unknown-linux-gnu
+tsan:
+	RUSTFLAGS="-Zsanitizer=thread" CARGO_TARGET_DIR=target/tsan TSAN_OPTIONS="halt_on_error=1" \
+		$(CARGO) $(NIGHTLY) test -Zbuild-std --target $(TSAN_TARGET) -p berth \
+		--test queue_suite --test channel_suite --test spsc_suite --test scq_threshold
 
 ## bench: criterion, berth beside crossbeam/flume/kanal/std (BENCH_BUDGET=quick for a short run);
 ## then `python3 reports/bench/ratios.py` prints the ratios.

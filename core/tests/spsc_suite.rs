@@ -1166,7 +1166,7 @@ fn zero_sized_values_left_inside_are_dropped() {
 /// single slot for a zero-sized `T`.
 #[test]
 fn zero_sized_values_huge_capacity() {
-    with_watchdog(5, "channel::<()>(usize::MAX) did not return", || {
+    with_watchdog(WATCHDOG_SECS, "channel::<()>(usize::MAX) did not return", || {
         let (mut tx, mut rx) = spsc::channel::<()>(usize::MAX);
         assert_eq!(tx.capacity(), usize::MAX);
         for _ in 0..10 {
