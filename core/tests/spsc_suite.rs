@@ -1166,18 +1166,22 @@ fn zero_sized_values_left_inside_are_dropped() {
 /// single slot for a zero-sized `T`.
 #[test]
 fn zero_sized_values_huge_capacity() {
-    with_watchdog(WATCHDOG_SECS, "channel::<()>(usize::MAX) did not return", || {
-        let (mut tx, mut rx) = spsc::channel::<()>(usize::MAX);
-        assert_eq!(tx.capacity(), usize::MAX);
-        for _ in 0..10 {
-            tx.try_push(()).expect("room");
-        }
-        assert_eq!((tx.len(), rx.len()), (10, 10));
-        for _ in 0..10 {
-            rx.try_pop().expect("ten inside");
-        }
-        assert_eq!(rx.try_pop(), Err(TryPopError::Empty));
-    });
+    with_watchdog(
+        WATCHDOG_SECS,
+        "channel::<()>(usize::MAX) did not return",
+        || {
+            let (mut tx, mut rx) = spsc::channel::<()>(usize::MAX);
+            assert_eq!(tx.capacity(), usize::MAX);
+            for _ in 0..10 {
+                tx.try_push(()).expect("room");
+            }
+            assert_eq!((tx.len(), rx.len()), (10, 10));
+            for _ in 0..10 {
+                rx.try_pop().expect("ten inside");
+            }
+            assert_eq!(rx.try_pop(), Err(TryPopError::Empty));
+        },
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
