@@ -285,3 +285,53 @@ pub(crate) fn block_until<R, K>(
         parked = true;
     }
 }
+
+/// What one attempt to hand a value over (a push, a send) did.
+pub(crate) enum Handover<T, K> {
+    /// The value was taken.
+    Done,
+    /// It never will be (closed, disconnected): the value comes back.
+    Refused(T),
+    /// Not now: the value comes back, with the observation to re-check before sleeping.
+    Wait(T, K),
+}
+
+/// [`block_until`] for an operation that carries a value: keeps the value between attempts and
+/// hands it back on failure. `Err((value, true))`: refused; `Err((value, false))`: timed out.
+pub(crate) fn block_handover_until<T, K>(
+    list: &WaitList,
+    deadline: Option<Instant>,
+    value: T,
+    mut attempt: impl FnMut(T) -> Handover<T, K>,
+    changed: impl FnMut(&K) -> bool,
+) -> Result<(), (T, bool)> {
+    let mut pending = Some(value);
+    let done = block_until(
+        list,
+        deadline,
+        || {
+            let value = pending
+                .take()
+                .expect("the value is put back after each failure");
+            match attempt(value) {
+                Handover::Done => Attempt::Ready(Ok(())),
+                Handover::Refused(v) => Attempt::Ready(Err(v)),
+                Handover::Wait(v, seen) => {
+                    pending = Some(v);
+                    Attempt::Wait(seen)
+                }
+            }
+        },
+        changed,
+    );
+    match done {
+        Some(Ok(())) => Ok(()),
+        Some(Err(v)) => Err((v, true)),
+        None => Err((
+            pending
+                .take()
+                .expect("a timed-out operation keeps its value"),
+            false,
+        )),
+    }
+}

@@ -132,6 +132,18 @@ macro_rules! blocking_methods {
 pub(crate) use blocking_methods;
 
 impl Wait {
+    /// From [`block_handover_until`](crate::park::block_handover_until)'s refused flag.
+    pub(crate) fn from_handover<T>((value, refused): (T, bool)) -> (T, Wait) {
+        (
+            value,
+            if refused {
+                Wait::Closed
+            } else {
+                Wait::TimedOut
+            },
+        )
+    }
+
     fn push_error<T>((value, why): (T, Wait)) -> PushTimeoutError<T> {
         match why {
             Wait::Closed => PushTimeoutError::Closed(value),

@@ -73,7 +73,7 @@
 //!   back to `fq` and returns its value; pops drain and then report `Closed` once D4 says empty.
 
 use super::{impl_bounded_queue, TryPopError, TryPushError, Wait};
-use crate::park::{block_until, Attempt, Backoff, WaitList};
+use crate::park::{block_handover_until, block_until, Attempt, Backoff, Handover, WaitList};
 use crate::sync::atomic::{
     AtomicI64, AtomicU64,
     Ordering::{AcqRel, Acquire, Release},
@@ -507,24 +507,18 @@ impl<T> ScqQueue<T> {
     }
 
     fn push_until(&self, value: T, deadline: Option<Instant>) -> Result<(), (T, Wait)> {
-        let mut pending = Some(value);
-        let done = block_until(
+        block_handover_until(
             &self.not_full,
             deadline,
-            || {
-                let v = pending
-                    .take()
-                    .expect("the value is put back after each failure");
-                match self.push_attempt(v) {
-                    Ok(()) => Attempt::Ready(Ok(())),
-                    Err((v, PushFail::Closed)) => Attempt::Ready(Err(v)),
-                    Err((v, PushFail::Full(empty))) => {
-                        pending = Some(v);
-                        if !empty.definitive {
-                            self.fq.await_publication();
-                        }
-                        Attempt::Wait(empty)
+            value,
+            |v| match self.push_attempt(v) {
+                Ok(()) => Handover::Done,
+                Err((v, PushFail::Closed)) => Handover::Refused(v),
+                Err((v, PushFail::Full(empty))) => {
+                    if !empty.definitive {
+                        self.fq.await_publication();
                     }
+                    Handover::Wait(v, empty)
                 }
             },
             // W2: an RMW on the free ring's tail, which every pop's give-back increments.
@@ -533,15 +527,8 @@ impl<T> ScqQueue<T> {
                     || self.fq.tail.fetch_add(0, AcqRel) != empty.tail
                     || self.aq.is_closed()
             },
-        );
-        match done {
-            Some(Ok(())) => Ok(()),
-            Some(Err(v)) => Err((v, Wait::Closed)),
-            None => Err((
-                pending.take().expect("a timed-out push keeps its value"),
-                Wait::TimedOut,
-            )),
-        }
+        )
+        .map_err(Wait::from_handover)
     }
 
     fn pop_until(&self, deadline: Option<Instant>) -> Result<T, Wait> {

@@ -57,7 +57,7 @@
 //! [`ScqQueue`](super::ScqQueue) removes that.
 
 use super::{impl_bounded_queue, TryPopError, TryPushError, Wait};
-use crate::park::{block_until, Attempt, Backoff, WaitList};
+use crate::park::{block_handover_until, block_until, Attempt, Backoff, Handover, WaitList};
 use crate::sync::atomic::{
     fence, AtomicUsize,
     Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
@@ -352,35 +352,18 @@ impl<T> VyukovQueue<T> {
 
     /// The one blocking body behind `push`, `push_timeout` and `push_deadline`.
     fn push_until(&self, value: T, deadline: Option<Instant>) -> Result<(), (T, Wait)> {
-        let mut pending = Some(value);
-        let done = block_until(
+        block_handover_until(
             &self.not_full,
             deadline,
-            || {
-                let value = pending
-                    .take()
-                    .expect("the value is put back after each failure");
-                match self.push_attempt(value) {
-                    Ok(()) => Attempt::Ready(Ok(())),
-                    Err((v, PushFail::Closed)) => Attempt::Ready(Err(v)),
-                    Err((v, PushFail::Full(head))) => {
-                        pending = Some(v);
-                        Attempt::Wait(head)
-                    }
-                }
+            value,
+            |v| match self.push_attempt(v) {
+                Ok(()) => Handover::Done,
+                Err((v, PushFail::Closed)) => Handover::Refused(v),
+                Err((v, PushFail::Full(head))) => Handover::Wait(v, head),
             },
             |&head| self.recheck_head(head) || self.is_closed(),
-        );
-        match done {
-            Some(Ok(())) => Ok(()),
-            Some(Err(v)) => Err((v, Wait::Closed)),
-            None => Err((
-                pending
-                    .take()
-                    .expect("a timed-out push still holds its value"),
-                Wait::TimedOut,
-            )),
-        }
+        )
+        .map_err(Wait::from_handover)
     }
 
     /// The one blocking body behind `pop`, `pop_timeout` and `pop_deadline`.

@@ -24,7 +24,7 @@
 //! then fails. Dropping the consumer sets `consumer_gone` and wakes the producer, whose pushes
 //! then fail with their value. Values still in the ring are dropped with the ring.
 
-use crate::park::{block_until, Attempt, WaitList};
+use crate::park::{block_handover_until, block_until, Attempt, Handover, WaitList};
 use crate::queue::deadline_after;
 use crate::sync::atomic::{
     AtomicU32, AtomicUsize,
@@ -252,36 +252,20 @@ impl<T> Producer<T> {
     fn push_until(&mut self, value: T, deadline: Option<Instant>) -> Result<(), (T, bool)> {
         let ring = &*self.ring;
         let me = &mut self.side;
-        let mut pending = Some(value);
-        let done = block_until(
+        block_handover_until(
             &ring.not_full,
             deadline,
-            || {
-                let v = pending
-                    .take()
-                    .expect("the value is put back after each failure");
-                match ring.push_attempt(me, v) {
-                    Ok(()) => Attempt::Ready(Ok(())),
-                    Err((v, None)) => Attempt::Ready(Err(v)),
-                    Err((v, Some(head))) => {
-                        pending = Some(v);
-                        Attempt::Wait(head)
-                    }
-                }
+            value,
+            |v| match ring.push_attempt(me, v) {
+                Ok(()) => Handover::Done,
+                Err((v, None)) => Handover::Refused(v),
+                Err((v, Some(head))) => Handover::Wait(v, head),
             },
             |&head| {
                 ring.head.fetch_add(0, AcqRel) != head
                     || ring.gone.load(Acquire) & CONSUMER_GONE != 0
             },
-        );
-        match done {
-            Some(Ok(())) => Ok(()),
-            Some(Err(v)) => Err((v, true)),
-            None => Err((
-                pending.take().expect("a timed-out push keeps its value"),
-                false,
-            )),
-        }
+        )
     }
 
     /// The number of values in the ring (a snapshot).
