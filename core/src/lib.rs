@@ -48,6 +48,7 @@ mod sync;
 mod util;
 
 pub mod channel;
+pub mod deque;
 pub mod park;
 pub mod queue;
 pub mod spsc;

@@ -9,7 +9,7 @@ pub(crate) type InnerCondvar = ::loom::sync::Condvar;
 pub(crate) mod atomic {
     #[allow(unused_imports)]
     pub(crate) use ::loom::sync::atomic::{
-        fence, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+        fence, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
     };
 }
 

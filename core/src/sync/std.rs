@@ -88,6 +88,31 @@ pub(crate) mod atomic {
         };
     }
 
+    /// `core::sync::atomic::AtomicPtr`, behind the facade.
+    #[derive(Debug)]
+    #[repr(transparent)]
+    pub(crate) struct AtomicPtr<T>(::core::sync::atomic::AtomicPtr<T>);
+
+    #[allow(dead_code)]
+    impl<T> AtomicPtr<T> {
+        #[inline]
+        pub(crate) fn new(p: *mut T) -> Self {
+            AtomicPtr(::core::sync::atomic::AtomicPtr::new(p))
+        }
+        #[inline]
+        pub(crate) fn load(&self, order: Ordering) -> *mut T {
+            self.0.load(order)
+        }
+        #[inline]
+        pub(crate) fn store(&self, p: *mut T, order: Ordering) {
+            self.0.store(p, order)
+        }
+        #[inline]
+        pub(crate) fn swap(&self, p: *mut T, order: Ordering) -> *mut T {
+            self.0.swap(p, order)
+        }
+    }
+
     atomic_int!(AtomicU32, u32);
     atomic_int!(AtomicUsize, usize);
     atomic_int!(AtomicU64, u64);

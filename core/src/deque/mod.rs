@@ -1,0 +1,650 @@
+//! A Chase-Lev work-stealing deque, with the C11 orderings of Lê, Pop, Cohen and Zappa Nardelli,
+//! that never reads a slot racily.
+//!
+//! One [`Worker`] owns the deque: it pushes and pops at the *bottom* (LIFO), without contention
+//! in the common case. Any number of [`Stealer`]s take from the *top* (the oldest task).
+//!
+//! ```
+//! use berth::deque::{Steal, Worker};
+//!
+//! let w = Worker::new();
+//! let s = w.stealer();
+//! w.push(1);
+//! w.push(2);
+//! w.push(3);
+//! assert_eq!(s.steal(), Steal::Success(1)); // thieves take the oldest
+//! assert_eq!(w.pop(), Some(3)); // the owner the newest
+//! assert_eq!(w.pop(), Some(2));
+//! assert!(s.steal().is_empty());
+//! ```
+//!
+//! # The algorithm
+//!
+//! David Chase and Yossi Lev, "Dynamic Circular Work-Stealing Deque", SPAA 2005, with the
+//! orderings of Nhat Minh Lê, Antoniu Pop, Albert Cohen and Francesco Zappa Nardelli, "Correct and
+//! Efficient Work-Stealing for Weak Memory Models", PPoPP 2013. Indices `top <= bottom` grow
+//! forever (wrapping at `usize::MAX`; every comparison is on the wrapping difference); the
+//! element with index `i` lives in slot `i mod capacity` of the current buffer.
+//!
+//! - **push** (owner): write slot `bottom`, then `bottom += 1` with `Release`.
+//! - **pop** (owner): `bottom -= 1`; **the take fence** (`SeqCst`); read `top`. If `top` is
+//!   below the new bottom, the element is the owner's alone. If they are equal it is the last
+//!   element, and the owner races the thieves for it with a CAS on `top`.
+//! - **steal** (thief): read `top`; **the steal fence** (`SeqCst`); read `bottom`; if
+//!   `top < bottom`, CAS `top` from `t` to `t + 1`.
+//!
+//! The two fences are what make "the owner sees the thief's claim, or the thief sees the owner's
+//! decrement" true: without either, the owner can read a stale `top` while a thief reads a stale
+//! `bottom`, and both take the same element (the mutants `deque_no_take_fence` and
+//! `deque_no_steal_fence` remove one each; the loom models in `models/tests/loom_deque.rs` find
+//! the schedule and report "an element was taken twice").
+//!
+//! # Where berth departs from the papers: claim, then read
+//!
+//! In the papers a thief reads the slot *before* its CAS, because once `top` has moved the
+//! owner may overwrite the slot. If the read and an overwrite overlap, the thief's CAS fails and
+//! the value it read is discarded, but the read itself was a data race: undefined behaviour in
+//! Rust's memory model for any `T` that is not an atomic (crossbeam-deque reads with a volatile
+//! copy, and its Miri job runs with `-Zmiri-preemption-rate=0`).
+//!
+//! berth's thief claims first and reads after: the CAS on `top` makes index `t` its own, then it
+//! reads the slot, then it stores `t + capacity` into the slot's *stamp* (`Release`). The owner
+//! writes index `b` into a slot only if the stamp says the slot's previous element (`b -
+//! capacity`) was read out (`Acquire`), or if that previous element never lived in this buffer;
+//! otherwise it moves to a new buffer instead of waiting for the thief. So a slot is never
+//! written while a thief may still read it, and the value a thief reads is exactly the element
+//! it claimed. The owner, which takes elements without a CAS in the common case, needs no stamp
+//! for those: a slot it popped at index `b` is pushed again at index `b`, not `b + capacity`.
+//! When it wins the last element with a CAS, it sets the stamp itself.
+//!
+//! # Buffers: growth and reclamation
+//!
+//! A push into a full buffer (or into a slot a slow thief still reads) copies the live range
+//! into a buffer of twice the size (the same size if it was not full) and publishes it with
+//! `Release`. A thief loads the buffer pointer *after* reading a `bottom` that includes its
+//! element, so the buffer it loads holds that element (written there, or copied there while the
+//! element was still unclaimed: if it had been claimed before the copy, `top` has passed it and
+//! the thief's CAS fails).
+//!
+//! A retired buffer may still be read by a thief that loaded its pointer before the swap, so it
+//! is not freed at once: retired buffers are kept until the deque itself is dropped, that is,
+//! until the last `Worker` and `Stealer` are gone and no thief can hold a pointer to one. Growth
+//! doubles, so the retired buffers together are smaller than the current one: the memory kept
+//! is less than twice the largest size the deque reached. The deque does not shrink.
+
+use crate::sync::atomic::{
+    fence, AtomicPtr, AtomicUsize,
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
+};
+use crate::sync::cell::UnsafeCell;
+use crate::sync::{Arc, Mutex};
+use crate::util::CachePadded;
+use std::cell::Cell;
+use std::fmt;
+use std::iter::FromIterator;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+
+/// The first buffer's size (small under the models, so they exercise growth).
+const MIN_CAP: usize = if crate::sync::MODEL { 2 } else { 64 };
+
+/// At most this many elements move in one `steal_batch_and_pop`.
+const MAX_BATCH: usize = 32;
+
+/// One slot: the element (if live) and the stamp of the next index it may be written with.
+struct Slot<T> {
+    stamp: AtomicUsize,
+    value: UnsafeCell<MaybeUninit<T>>,
+}
+
+/// A power-of-two array of slots.
+struct Buffer<T> {
+    slots: Box<[Slot<T>]>,
+    /// Indices below `base` were claimed before this buffer became current: no thief reads
+    /// them from it, so the slots they map to need no stamp check on their first write.
+    base: usize,
+}
+
+impl<T> Buffer<T> {
+    fn alloc(cap: usize, base: usize) -> *mut Buffer<T> {
+        debug_assert!(cap.is_power_of_two());
+        let slots = (0..cap)
+            .map(|_| Slot {
+                // Never equal to an index written after a full lap (those are >= base + cap).
+                stamp: AtomicUsize::new(base),
+                value: UnsafeCell::new(MaybeUninit::uninit()),
+            })
+            .collect();
+        Box::into_raw(Box::new(Buffer { slots, base }))
+    }
+
+    #[inline]
+    fn cap(&self) -> usize {
+        self.slots.len()
+    }
+
+    #[inline]
+    fn slot(&self, index: usize) -> &Slot<T> {
+        &self.slots[index & (self.slots.len() - 1)]
+    }
+
+    /// True if the owner may write index `b` into its slot: the slot's previous element
+    /// (`b - cap`) never lived in this buffer, or was read out (its stamp is `b`).
+    #[inline]
+    fn writable(&self, b: usize) -> bool {
+        let prev = b.wrapping_sub(self.cap());
+        // MUTANT deque_skip_stamp: trust `top` alone, as the papers do (whose thieves read
+        // before they claim).
+        if cfg!(berth_mutant = "deque_skip_stamp") {
+            return true;
+        }
+        (prev.wrapping_sub(self.base) as isize) < 0 || self.slot(b).stamp.load(Acquire) == b
+    }
+
+    /// Writes index `b`. The caller has checked [`writable`](Self::writable) and is the owner.
+    #[inline]
+    unsafe fn write(&self, b: usize, value: T) {
+        self.slot(b).value.with_mut(|p| {
+            // SAFETY: the caller is the owner (the only writer) and checked that no thief can
+            // still read this slot (`writable`); no thief claims index `b` before the `bottom`
+            // store that follows.
+            unsafe { p.write(MaybeUninit::new(value)) }
+        })
+    }
+
+    /// Reads index `i` out. The caller owns index `i` (popped it, or claimed it with a CAS).
+    #[inline]
+    unsafe fn read(&self, i: usize) -> T {
+        self.slot(i).value.with(|p| {
+            // SAFETY: the caller owns index `i`, which was written into this buffer (or copied
+            // into it while unclaimed) before the `bottom` store the caller synchronised with;
+            // the slot is not rewritten until the stamp says `i` was read (see `writable`).
+            unsafe { p.read().assume_init() }
+        })
+    }
+}
+
+/// What the owner and the thieves share.
+struct Inner<T> {
+    top: CachePadded<AtomicUsize>,
+    bottom: CachePadded<AtomicUsize>,
+    buffer: CachePadded<AtomicPtr<Buffer<T>>>,
+    /// Buffers replaced by growth: freed when the deque is dropped (see the module docs).
+    retired: Mutex<Vec<*mut Buffer<T>>>,
+}
+
+// SAFETY: elements move between threads (`T: Send`); the raw buffer pointers are owned by the
+// deque and freed only in `Drop`, when no handle is left.
+unsafe impl<T: Send> Send for Inner<T> {}
+// SAFETY: as above; all shared access goes through atomics and the claim protocol.
+unsafe impl<T: Send> Sync for Inner<T> {}
+
+impl<T> Drop for Inner<T> {
+    fn drop(&mut self) {
+        let top = self.top.load(Relaxed);
+        let bottom = self.bottom.load(Relaxed);
+        let buffer = self.buffer.load(Relaxed);
+        // SAFETY: no handle is left, so nothing else reads the buffers; the current buffer holds
+        // the live elements `top..bottom` (each written or copied there, none read out), and
+        // every buffer came from `Buffer::alloc` and is freed once.
+        unsafe {
+            let mut i = top;
+            while (bottom.wrapping_sub(i) as isize) > 0 {
+                drop((*buffer).read(i));
+                i = i.wrapping_add(1);
+            }
+            drop(Box::from_raw(buffer));
+            for old in self.retired.lock().drain(..) {
+                drop(Box::from_raw(old));
+            }
+        }
+    }
+}
+
+/// The owner's end of a work-stealing deque: LIFO `push` and `pop`.
+///
+/// `Send` but not `Sync`: one thread at a time owns it. Thieves use [`Stealer`]s.
+///
+/// ```compile_fail
+/// fn shared<W: Sync>(_: &W) {}
+/// shared(&berth::deque::Worker::<u32>::new());
+/// ```
+pub struct Worker<T> {
+    inner: Arc<Inner<T>>,
+    /// The current buffer (only the owner replaces it, so it caches it).
+    buffer: Cell<*mut Buffer<T>>,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+// SAFETY: the worker may move to another thread with its elements (`T: Send`); `Cell` keeps it
+// from being shared.
+unsafe impl<T: Send> Send for Worker<T> {}
+
+/// A thief's handle: takes the oldest elements of a [`Worker`]'s deque.
+///
+/// `Clone`, `Send` and `Sync`.
+pub struct Stealer<T> {
+    inner: Arc<Inner<T>>,
+}
+
+// SAFETY: a stealer only claims elements with a CAS and reads the ones it claimed.
+unsafe impl<T: Send> Send for Stealer<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Stealer<T> {}
+
+/// The outcome of a steal.
+#[must_use]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Steal<T> {
+    /// The deque was empty.
+    Empty,
+    /// An element was taken.
+    Success(T),
+    /// Lost a race with another thread; trying again may succeed.
+    Retry,
+}
+
+impl<T> Worker<T> {
+    /// An empty deque.
+    ///
+    /// ```
+    /// let w = berth::deque::Worker::<u64>::new();
+    /// assert!(w.is_empty());
+    /// ```
+    pub fn new() -> Self {
+        Self::with_start_index(0)
+    }
+
+    /// An empty deque whose indices start at `start` (tests and the fuzzer start them just
+    /// below `usize::MAX` to cover the wrap-around).
+    #[doc(hidden)]
+    pub fn with_start_index(start: usize) -> Self {
+        let buffer = Buffer::alloc(MIN_CAP, start);
+        Worker {
+            inner: Arc::new(Inner {
+                top: CachePadded::new(AtomicUsize::new(start)),
+                bottom: CachePadded::new(AtomicUsize::new(start)),
+                buffer: CachePadded::new(AtomicPtr::new(buffer)),
+                retired: Mutex::new(Vec::new()),
+            }),
+            buffer: Cell::new(buffer),
+            _not_sync: PhantomData,
+        }
+    }
+
+    /// A new thief's handle on this deque.
+    ///
+    /// ```
+    /// let w = berth::deque::Worker::new();
+    /// let s = w.stealer();
+    /// w.push('a');
+    /// assert_eq!(s.steal().success(), Some('a'));
+    /// ```
+    pub fn stealer(&self) -> Stealer<T> {
+        Stealer {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+
+    #[inline]
+    fn buf(&self) -> &Buffer<T> {
+        // SAFETY: the current buffer is freed only when the deque is dropped, and `self` keeps
+        // the deque alive.
+        unsafe { &*self.buffer.get() }
+    }
+
+    /// Pushes `value` at the bottom (the owner's end).
+    ///
+    /// ```
+    /// let w = berth::deque::Worker::new();
+    /// w.push(1);
+    /// w.push(2);
+    /// assert_eq!(w.pop(), Some(2));
+    /// ```
+    pub fn push(&self, value: T) {
+        let b = self.inner.bottom.load(Relaxed);
+        let t = self.inner.top.load(Acquire);
+        let mut buf = self.buf();
+        let len = b.wrapping_sub(t) as isize;
+        if len >= buf.cap() as isize || !buf.writable(b) {
+            let full = len >= buf.cap() as isize;
+            buf = self.grow(t, b, if full { 2 * buf.cap() } else { buf.cap() });
+        }
+        // SAFETY: we are the owner and `buf.writable(b)` holds (checked, or `buf` is new and
+        // `b - cap` is below its base).
+        unsafe { buf.write(b, value) };
+        // Release: a thief that reads this bottom (or a later one) sees the element.
+        self.inner.bottom.store(b.wrapping_add(1), Release);
+    }
+
+    /// Moves the live elements `t..b` into a new buffer of `cap` slots and publishes it.
+    #[cold]
+    fn grow(&self, t: usize, b: usize, cap: usize) -> &Buffer<T> {
+        let old = self.buf();
+        let new = Buffer::alloc(cap, t);
+        let mut i = t;
+        while i != b {
+            old.slot(i).value.with(|src| {
+                // SAFETY: index `i` is live (between the top we read and our bottom); a thief
+                // may claim and read it concurrently, but nobody writes it (we are the only
+                // writer). The copy in the new buffer is dead if a thief has claimed `i`:
+                // `top` is past it, so nobody reads it from the new buffer.
+                // (*new) is ours alone until published below.
+                unsafe {
+                    (*new).slot(i).value.with_mut(|dst| {
+                        std::ptr::copy_nonoverlapping(src, dst, 1);
+                    })
+                }
+            });
+            i = i.wrapping_add(1);
+        }
+        let old_ptr = self.buffer.replace(new);
+        self.inner.buffer.store(new, Release);
+        self.inner.retired.lock().push(old_ptr);
+        self.buf()
+    }
+
+    /// Pops the element at the bottom (the most recently pushed), if any.
+    ///
+    /// ```
+    /// let w = berth::deque::Worker::new();
+    /// assert_eq!(w.pop(), None::<u8>);
+    /// w.push(7);
+    /// assert_eq!(w.pop(), Some(7));
+    /// ```
+    pub fn pop(&self) -> Option<T> {
+        let b = self.inner.bottom.load(Relaxed).wrapping_sub(1);
+        // Release (not the papers' relaxed): a thief that reads this bottom must also see every
+        // element below it (C++20 no longer counts later relaxed stores of the same thread in
+        // the push's release sequence).
+        self.inner.bottom.store(b, Release);
+        // THE TAKE FENCE: orders our bottom store before our top load against the thieves'
+        // fences (see the module docs). MUTANT deque_no_take_fence removes it.
+        #[cfg(not(berth_mutant = "deque_no_take_fence"))]
+        fence(SeqCst);
+        let t = self.inner.top.load(Relaxed);
+        let len = b.wrapping_sub(t) as isize;
+        if len < 0 {
+            // Empty: undo the decrement.
+            self.inner.bottom.store(b.wrapping_add(1), Release);
+            return None;
+        }
+        let buf = self.buf();
+        if len > 0 {
+            // SAFETY: `top < b` after the fence: no thief can claim index `b` (the fences make
+            // any thief that claims after this point see our smaller bottom). It is ours.
+            return Some(unsafe { buf.read(b) });
+        }
+        // The last element: race the thieves for it.
+        let won = self
+            .inner
+            .top
+            .compare_exchange(t, t.wrapping_add(1), SeqCst, Relaxed)
+            .is_ok();
+        self.inner.bottom.store(b.wrapping_add(1), Release);
+        if !won {
+            return None;
+        }
+        // SAFETY: our CAS claimed index `b`.
+        let value = unsafe { buf.read(b) };
+        // The slot's next write is index `b + cap` (top has passed `b`).
+        buf.slot(b).stamp.store(b.wrapping_add(buf.cap()), Relaxed);
+        Some(value)
+    }
+
+    /// The number of elements (a snapshot: thieves may take some meanwhile).
+    pub fn len(&self) -> usize {
+        len(&self.inner)
+    }
+
+    /// True if the deque holds no element (a snapshot).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<T> Default for Worker<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn len<T>(inner: &Inner<T>) -> usize {
+    let t = inner.top.load(Acquire);
+    let b = inner.bottom.load(Acquire);
+    (b.wrapping_sub(t) as isize).max(0) as usize
+}
+
+impl<T> Stealer<T> {
+    /// Takes the element at the top (the oldest).
+    ///
+    /// `Retry` means another thread took it first (or took the last element in a race with the
+    /// owner); the deque may hold more.
+    ///
+    /// ```
+    /// use berth::deque::{Steal, Worker};
+    ///
+    /// let w = Worker::new();
+    /// w.push(1);
+    /// w.push(2);
+    /// let s = w.stealer();
+    /// assert_eq!(s.steal(), Steal::Success(1));
+    /// ```
+    pub fn steal(&self) -> Steal<T> {
+        let inner = &*self.inner;
+        let t = inner.top.load(Acquire);
+        // THE STEAL FENCE: orders our top load before our bottom load against the owner's
+        // take fence. MUTANT deque_no_steal_fence removes it.
+        #[cfg(not(berth_mutant = "deque_no_steal_fence"))]
+        fence(SeqCst);
+        let b = inner.bottom.load(Acquire);
+        if (b.wrapping_sub(t) as isize) <= 0 {
+            return Steal::Empty;
+        }
+        // After reading a bottom that includes index `t`: this buffer holds it.
+        let buf = inner.buffer.load(Acquire);
+        if inner
+            .top
+            .compare_exchange(t, t.wrapping_add(1), SeqCst, Relaxed)
+            .is_err()
+        {
+            return Steal::Retry;
+        }
+        // SAFETY: `buf` lives until the deque is dropped (we hold it); our CAS claimed `t`.
+        Steal::Success(unsafe { take_claimed(&*buf, t) })
+    }
+
+    /// Steals about half of the elements (at most 32), moves all but one into `dest`, and
+    /// returns that one.
+    ///
+    /// ```
+    /// use berth::deque::Worker;
+    ///
+    /// let victim = Worker::new();
+    /// for i in 0..8 {
+    ///     victim.push(i);
+    /// }
+    /// let mine = Worker::new();
+    /// let first = victim.stealer().steal_batch_and_pop(&mine).success();
+    /// assert_eq!(first, Some(0));
+    /// assert_eq!(mine.len(), 3);
+    /// ```
+    pub fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
+        if Arc::ptr_eq(&self.inner, &dest.inner) {
+            // Stealing from ourselves: just pop.
+            return match dest.pop() {
+                Some(v) => Steal::Success(v),
+                None => Steal::Empty,
+            };
+        }
+        let inner = &*self.inner;
+        let mut t = inner.top.load(Acquire);
+        #[cfg(not(berth_mutant = "deque_no_steal_fence"))]
+        fence(SeqCst);
+        let b = inner.bottom.load(Acquire);
+        let len = b.wrapping_sub(t) as isize;
+        if len <= 0 {
+            return Steal::Empty;
+        }
+        let batch = (len as usize).div_ceil(2).min(MAX_BATCH);
+        // The owner pops from the bottom concurrently, so elements are claimed one CAS at a
+        // time, each after a fresh fence and bottom check (a single CAS of `top` by `batch`
+        // could overlap an element the owner popped without a CAS), and each read from the
+        // buffer loaded after that check: the owner may have popped index `t` (while `top` was
+        // still below it) and pushed it again into a newer buffer.
+        let mut first = None;
+        for i in 0..batch {
+            if i > 0 {
+                #[cfg(not(berth_mutant = "deque_no_steal_fence"))]
+                fence(SeqCst);
+                let b = inner.bottom.load(Acquire);
+                if (b.wrapping_sub(t) as isize) <= 0 {
+                    break;
+                }
+            }
+            let buf = inner.buffer.load(Acquire);
+            if inner
+                .top
+                .compare_exchange(t, t.wrapping_add(1), SeqCst, Relaxed)
+                .is_err()
+            {
+                break;
+            }
+            // SAFETY: as in `steal`: our CAS claimed `t`, and `buf`, loaded after a bottom above
+            // `t`, holds its latest value (written or copied there while unclaimed; once `top`
+            // is `t` the owner can take `t` only with a CAS, which ours beat).
+            let value = unsafe { take_claimed(&*buf, t) };
+            match first {
+                None => first = Some(value),
+                Some(_) => dest.push(value),
+            }
+            t = t.wrapping_add(1);
+        }
+        match first {
+            Some(v) => Steal::Success(v),
+            None => Steal::Retry,
+        }
+    }
+
+    /// True if the deque holds no element (a snapshot).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of elements (a snapshot).
+    pub fn len(&self) -> usize {
+        len(&self.inner)
+    }
+}
+
+/// Reads out index `t`, which the caller claimed with a CAS on `top`, and releases its slot.
+///
+/// # Safety
+///
+/// The caller's CAS moved `top` from `t`, and `buf` was loaded after a `bottom` above `t`.
+unsafe fn take_claimed<T>(buf: &Buffer<T>, t: usize) -> T {
+    // SAFETY: forwarded from the caller.
+    let value = unsafe { buf.read(t) };
+    // Release: the owner's write of `t + cap` (after its Acquire of this stamp) comes after our
+    // read.
+    buf.slot(t).stamp.store(t.wrapping_add(buf.cap()), Release);
+    value
+}
+
+impl<T> Clone for Stealer<T> {
+    fn clone(&self) -> Self {
+        Stealer {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Worker<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Worker")
+            .field("len", &self.len())
+            .field("capacity", &self.buf().cap())
+            .finish()
+    }
+}
+
+impl<T> fmt::Debug for Stealer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stealer").field("len", &self.len()).finish()
+    }
+}
+
+impl<T> Steal<T> {
+    /// True for `Empty`.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Steal::Empty)
+    }
+
+    /// True for `Success`.
+    pub fn is_success(&self) -> bool {
+        matches!(self, Steal::Success(_))
+    }
+
+    /// True for `Retry`.
+    pub fn is_retry(&self) -> bool {
+        matches!(self, Steal::Retry)
+    }
+
+    /// The stolen element, if any.
+    pub fn success(self) -> Option<T> {
+        match self {
+            Steal::Success(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// `self` if it is a success; otherwise the result of `f`, with `Retry` kept if either
+    /// said so (as crossbeam's `Steal::or_else`).
+    ///
+    /// ```
+    /// use berth::deque::Steal;
+    ///
+    /// assert_eq!(Steal::<u8>::Empty.or_else(|| Steal::Success(1)), Steal::Success(1));
+    /// assert_eq!(Steal::<u8>::Retry.or_else(|| Steal::Empty), Steal::Retry);
+    /// ```
+    pub fn or_else(self, f: impl FnOnce() -> Steal<T>) -> Steal<T> {
+        match self {
+            Steal::Success(v) => Steal::Success(v),
+            Steal::Empty => f(),
+            Steal::Retry => match f() {
+                Steal::Empty => Steal::Retry,
+                other => other,
+            },
+        }
+    }
+}
+
+/// The first `Success`; otherwise `Retry` if any attempt said so; otherwise `Empty`. Stops
+/// consuming at the first success, so a chain of lazy steals stops there.
+///
+/// ```
+/// use berth::deque::{Steal, Worker};
+///
+/// let victims: Vec<Worker<u32>> = (0..3).map(|_| Worker::new()).collect();
+/// victims[2].push(9);
+/// let stealers: Vec<_> = victims.iter().map(|w| w.stealer()).collect();
+/// let got: Steal<u32> = stealers.iter().map(|s| s.steal()).collect();
+/// assert_eq!(got, Steal::Success(9));
+/// ```
+impl<T> FromIterator<Steal<T>> for Steal<T> {
+    fn from_iter<I: IntoIterator<Item = Steal<T>>>(iter: I) -> Steal<T> {
+        let mut retry = false;
+        for s in iter {
+            match s {
+                Steal::Success(v) => return Steal::Success(v),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+        }
+        if retry {
+            Steal::Retry
+        } else {
+            Steal::Empty
+        }
+    }
+}
