@@ -50,9 +50,11 @@ mod util;
 pub mod channel;
 pub mod deque;
 pub mod park;
+pub mod pool;
 pub mod queue;
 pub mod spsc;
 
+pub use pool::{current_num_threads, current_thread_index, join, scope, spawn};
 #[cfg(target_pointer_width = "64")]
 pub use queue::ScqQueue;
 pub use queue::{BoundedQueue, MutexQueue, VyukovQueue};

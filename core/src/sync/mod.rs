@@ -42,6 +42,10 @@ mod shuttle;
 pub(crate) use self::shuttle::*;
 
 use ::std::ops::{Deref, DerefMut};
+
+/// `std::sync::OnceLock`, for process-wide statics (the global pool). Not modelled: the models
+/// never use the global pool (each model execution must end with all its threads).
+pub(crate) type OnceLock<T> = ::std::sync::OnceLock<T>;
 use ::std::time::Duration;
 
 /// A mutex whose `lock` ignores poisoning, over the backend's mutex.

@@ -23,6 +23,28 @@ pub(crate) mod thread {
     #[allow(unused_imports)]
     pub(crate) use ::shuttle::thread::{spawn, yield_now, JoinHandle};
     pub(crate) use ::shuttle::thread_local;
+
+    /// Spawns a thread with an optional name and stack size (`std::thread::Builder`), behind the
+    /// facade.
+    #[allow(dead_code)]
+    pub(crate) fn spawn_with<F, T>(
+        name: Option<String>,
+        stack_size: Option<usize>,
+        f: F,
+    ) -> ::std::io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let mut b = ::shuttle::thread::Builder::new();
+        if let Some(name) = name {
+            b = b.name(name);
+        }
+        if let Some(size) = stack_size {
+            b = b.stack_size(size);
+        }
+        b.spawn(f)
+    }
 }
 
 pub(crate) mod hint {

@@ -142,6 +142,28 @@ pub(crate) mod thread {
         ::std::thread::spawn(f)
     }
 
+    /// Spawns a thread with an optional name and stack size (`std::thread::Builder`), behind the
+    /// facade.
+    #[allow(dead_code)]
+    pub(crate) fn spawn_with<F, T>(
+        name: Option<String>,
+        stack_size: Option<usize>,
+        f: F,
+    ) -> ::std::io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let mut b = ::std::thread::Builder::new();
+        if let Some(name) = name {
+            b = b.name(name);
+        }
+        if let Some(size) = stack_size {
+            b = b.stack_size(size);
+        }
+        b.spawn(f)
+    }
+
     /// `std::thread::yield_now`, behind the facade.
     #[inline]
     pub(crate) fn yield_now() {

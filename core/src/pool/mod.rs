@@ -1,0 +1,499 @@
+//! A fork-join thread pool on berth's work-stealing deque, with rayon-core's API.
+//!
+//! ```
+//! fn fib(n: u64) -> u64 {
+//!     if n < 2 {
+//!         return n;
+//!     }
+//!     let (a, b) = berth::join(|| fib(n - 1), || fib(n - 2));
+//!     a + b
+//! }
+//!
+//! let pool = berth::pool::ThreadPool::new(2);
+//! assert_eq!(pool.install(|| fib(20)), 6765);
+//! ```
+//!
+//! # How it works
+//!
+//! Each worker owns a [`deque`](crate::deque) and runs jobs from it LIFO; an idle worker steals
+//! the oldest job of another worker (starting from a random one), then looks at the pool's
+//! injector (a berth channel) for jobs from outside. A worker with nothing to do spins and
+//! yields briefly, then sleeps on its own [`Parker`](crate::park::Parker): an idle pool uses no
+//! CPU.
+//!
+//! - [`join(a, b)`](join) pushes `b` onto the worker's deque (as a pointer to a job on the
+//!   caller's stack: a join allocates nothing), runs `a`, then pops `b` back and runs it, unless
+//!   a thief took it. Then the caller runs other jobs while `b` runs elsewhere, and when there
+//!   are none it **sleeps on `b`'s latch** instead of spinning (the reference pool in the seeds
+//!   spun, and lost to rayon by 1.56x on fine-grained joins).
+//! - [`scope`] spawns heap jobs that may borrow from the caller's stack, and returns when every
+//!   one has run.
+//! - [`spawn`] runs a `'static` job some time later.
+//!
+//! # Sleeping and waking
+//!
+//! A worker about to sleep registers in the pool's idle list (W1), re-checks with an RMW on the
+//! pool's event counter (W2), and parks (W3); a thread that injects a job bumps the counter with
+//! an RMW (N1) and wakes one registered worker (N2): the wait-list protocol of [`crate::park`],
+//! so an injected job never waits for a sleeping pool. A worker waiting for a latch also
+//! announces itself on the latch with a CAS, and the job that sets the latch wakes it (see
+//! `latch.rs`).
+//!
+//! A job a worker pushes onto its *own* deque (the `b` of a join, a scope's job) wakes a sleeper
+//! without the RMW, at the cost of a rare miss: a worker falling asleep at that instant may not
+//! see it. Such a job is never stranded: the worker that pushed it runs it itself if no one
+//! steals it (it pops its own deque before it waits or sleeps). The miss costs parallelism
+//! for one job, never progress, and it keeps a contended RMW off every join.
+//!
+//! # Panics
+//!
+//! - A panic in either closure of `join` resurfaces in the caller after both have finished (if
+//!   both panic, the first closure's panic wins).
+//! - A panic in a scope's job resurfaces from `scope` once every job of the scope has finished
+//!   (the first one, if several panic).
+//! - A panic in a `spawn`ed job is caught (the panic hook has already printed it) and dropped:
+//!   the worker survives and the pool stays usable.
+//! - berth aborts the process if *its own* code panics while a job on the unwinding stack may
+//!   still be running on another thread (that thread would write into freed memory), as rayon
+//!   does. A worker whose main loop ends, even by unwinding, clears its thread-local pointer.
+//!
+//! # Differences from rayon-core
+//!
+//! - A worker of one pool that calls `install` on another blocks (sleeping) until the job is
+//!   done; rayon's worker keeps running its own pool's jobs meanwhile.
+//! - Dropping a [`ThreadPool`] waits for every job it was given (spawned ones included) and
+//!   joins its threads (rayon's drop returns at once). Dropped from one of its own workers, it
+//!   cannot join that thread: it only tells the workers to exit when their work is done.
+//! - Under `--cfg loom` or `--cfg shuttle` there is no global pool (a model's threads cannot
+//!   outlive one execution): use a [`ThreadPool`].
+
+mod job;
+mod latch;
+mod registry;
+mod scope;
+
+pub use scope::Scope;
+
+use crate::sync::{Arc, OnceLock};
+use job::StackJob;
+use registry::{worker_latch, AbortIfPanic, Config, Registry, WorkerThread};
+use std::fmt;
+use std::io;
+use std::panic::{self, AssertUnwindSafe};
+
+/// A pool of worker threads.
+pub struct ThreadPool {
+    registry: Arc<Registry>,
+}
+
+/// Configures a [`ThreadPool`].
+///
+/// ```
+/// let pool = berth::pool::ThreadPoolBuilder::new()
+///     .num_threads(2)
+///     .thread_name(|i| format!("worker-{i}"))
+///     .build()
+///     .unwrap();
+/// assert_eq!(pool.current_num_threads(), 2);
+/// ```
+#[derive(Default)]
+pub struct ThreadPoolBuilder {
+    num_threads: usize,
+    thread_name: Option<Box<dyn FnMut(usize) -> String>>,
+    stack_size: Option<usize>,
+}
+
+/// Why a pool could not be built.
+#[derive(Debug)]
+pub struct ThreadPoolBuildError {
+    kind: ErrorKind,
+}
+
+#[derive(Debug)]
+enum ErrorKind {
+    GlobalPoolAlreadyInitialized,
+    Spawn(io::Error),
+}
+
+impl ThreadPoolBuildError {
+    pub(crate) fn spawn(e: io::Error) -> Self {
+        ThreadPoolBuildError {
+            kind: ErrorKind::Spawn(e),
+        }
+    }
+}
+
+impl fmt::Display for ThreadPoolBuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ErrorKind::GlobalPoolAlreadyInitialized => {
+                f.write_str("the global thread pool has already been initialized")
+            }
+            ErrorKind::Spawn(e) => write!(f, "could not spawn a worker thread: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ThreadPoolBuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ErrorKind::Spawn(e) => Some(e),
+            ErrorKind::GlobalPoolAlreadyInitialized => None,
+        }
+    }
+}
+
+/// The number of threads a pool built with `num_threads(0)` gets: `BERTH_NUM_THREADS` if set to
+/// a positive number, else the number of CPUs.
+fn default_num_threads() -> usize {
+    std::env::var("BERTH_NUM_THREADS")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+}
+
+impl ThreadPoolBuilder {
+    /// A builder with the defaults: as many threads as CPUs (or `BERTH_NUM_THREADS`), unnamed,
+    /// the platform's stack size.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The number of worker threads; 0 (the default) means `BERTH_NUM_THREADS` if set, else the
+    /// number of CPUs.
+    pub fn num_threads(mut self, n: usize) -> Self {
+        self.num_threads = n;
+        self
+    }
+
+    /// Names each worker thread: `f(index)`.
+    pub fn thread_name<F>(mut self, f: F) -> Self
+    where
+        F: FnMut(usize) -> String + 'static,
+    {
+        self.thread_name = Some(Box::new(f));
+        self
+    }
+
+    /// The stack size of each worker thread, in bytes.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    fn config(self) -> Config {
+        Config {
+            num_threads: if self.num_threads == 0 {
+                default_num_threads()
+            } else {
+                self.num_threads
+            },
+            thread_name: self.thread_name,
+            stack_size: self.stack_size,
+        }
+    }
+
+    /// Starts the pool's threads.
+    ///
+    /// # Errors
+    ///
+    /// If a thread cannot be spawned (the threads already started are stopped).
+    pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
+        Ok(ThreadPool {
+            registry: Registry::new(self.config())?,
+        })
+    }
+
+    /// Makes this configuration the global pool's (used by the free functions outside any
+    /// pool). Must come before anything uses the global pool.
+    ///
+    /// # Errors
+    ///
+    /// If the global pool already exists, or a thread cannot be spawned.
+    pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
+        let mut result = Err(ThreadPoolBuildError {
+            kind: ErrorKind::GlobalPoolAlreadyInitialized,
+        });
+        let config = self.config();
+        GLOBAL.get_or_init(|| match Registry::new(config) {
+            Ok(r) => {
+                result = Ok(());
+                r
+            }
+            Err(e) => {
+                result = Err(e);
+                Registry::new(ThreadPoolBuilder::new().config()).expect("the default global pool")
+            }
+        });
+        result
+    }
+}
+
+impl fmt::Debug for ThreadPoolBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadPoolBuilder")
+            .field("num_threads", &self.num_threads)
+            .field("thread_name", &self.thread_name.is_some())
+            .field("stack_size", &self.stack_size)
+            .finish()
+    }
+}
+
+static GLOBAL: OnceLock<Arc<Registry>> = OnceLock::new();
+
+fn global_registry() -> &'static Arc<Registry> {
+    if crate::sync::MODEL {
+        panic!("berth::pool: there is no global pool under loom or shuttle; use a ThreadPool");
+    }
+    GLOBAL.get_or_init(|| {
+        Registry::new(ThreadPoolBuilder::new().config())
+            .unwrap_or_else(|e| panic!("berth::pool: cannot start the global pool: {e}"))
+    })
+}
+
+/// Runs `op` on a worker: this thread if it is one (of any pool), else the global pool's.
+fn in_worker<OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&WorkerThread) -> R + Send,
+    R: Send,
+{
+    match WorkerThread::current() {
+        Some(wt) => op(wt),
+        None => global_registry().in_worker_cold(op),
+    }
+}
+
+impl ThreadPool {
+    /// A pool of `num_threads` threads (0: as many as CPUs, or `BERTH_NUM_THREADS`).
+    ///
+    /// # Panics
+    ///
+    /// If a thread cannot be spawned (use [`ThreadPoolBuilder::build`] to get the error).
+    pub fn new(num_threads: usize) -> Self {
+        ThreadPoolBuilder::new()
+            .num_threads(num_threads)
+            .build()
+            .unwrap_or_else(|e| panic!("berth::pool::ThreadPool::new({num_threads}): {e}"))
+    }
+
+    /// Runs `op` on one of this pool's threads and returns its result; `join`, `scope` and
+    /// `spawn` inside it use this pool. The calling thread sleeps meanwhile (if it is a worker
+    /// of this pool, `op` simply runs on it). A panic in `op` resurfaces here.
+    ///
+    /// ```
+    /// let pool = berth::pool::ThreadPool::new(2);
+    /// let index = pool.install(berth::pool::current_thread_index);
+    /// assert!(index.unwrap() < 2);
+    /// ```
+    pub fn install<OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        self.registry.in_worker(|_| op())
+    }
+
+    /// [`join`] on this pool.
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.install(|| join(a, b))
+    }
+
+    /// [`scope`] on this pool.
+    pub fn scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.registry.in_worker(|wt| scope::run_scope(wt, op))
+    }
+
+    /// [`spawn`] on this pool.
+    pub fn spawn<F>(&self, f: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        spawn_in(&self.registry, f)
+    }
+
+    /// The number of threads of this pool.
+    pub fn current_num_threads(&self) -> usize {
+        self.registry.num_threads()
+    }
+
+    /// The index of the current thread in this pool, if it is one of its workers.
+    pub fn current_thread_index(&self) -> Option<usize> {
+        WorkerThread::current()
+            .filter(|wt| std::ptr::eq(&**wt.registry(), &*self.registry))
+            .map(|wt| wt.index())
+    }
+}
+
+impl Drop for ThreadPool {
+    fn drop(&mut self) {
+        self.registry.terminate();
+        let on_own_worker = WorkerThread::current()
+            .is_some_and(|wt| std::ptr::eq(&**wt.registry(), &*self.registry));
+        if !on_own_worker {
+            self.registry.join_threads();
+        }
+    }
+}
+
+impl fmt::Debug for ThreadPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadPool")
+            .field("num_threads", &self.registry.num_threads())
+            .finish()
+    }
+}
+
+/// Runs `a` and `b`, potentially in parallel, and returns both results. On a worker thread it
+/// uses that worker's pool; elsewhere, the global pool's.
+///
+/// `b` is offered to other workers while `a` runs on this thread; if nobody took it, this
+/// thread runs it after `a`. Allocates nothing.
+///
+/// # Panics
+///
+/// If `a` or `b` panics, once both have finished (`a`'s panic if both do).
+///
+/// ```
+/// let v = vec![1, 2, 3, 4];
+/// let (left, right) = berth::join(|| v[..2].iter().sum::<i32>(), || v[2..].iter().sum::<i32>());
+/// assert_eq!(left + right, 10);
+/// ```
+pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    in_worker(|wt| join_on(wt, a, b))
+}
+
+fn join_on<A, B, RA, RB>(wt: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let job_b = StackJob::new(b, worker_latch(wt));
+    // SAFETY: `job_b` stays on this stack until it was popped back unrun or its latch is set
+    // (both checked below before returning); `abort` turns any unexpected unwind before then
+    // into an abort.
+    let job_b_ref = unsafe { job_b.as_job_ref() };
+    let abort = AbortIfPanic;
+    wt.push(job_b_ref);
+    let result_a = panic::catch_unwind(AssertUnwindSafe(a));
+    while !job_b.latch.core.probe() {
+        match wt.take_local_job() {
+            Some(job) if job.same(&job_b_ref) => {
+                // Nobody took `b`: run it here.
+                std::mem::forget(abort);
+                let result_b = panic::catch_unwind(AssertUnwindSafe(|| job_b.run_inline()));
+                return match (result_a, result_b) {
+                    (Ok(ra), Ok(rb)) => (ra, rb),
+                    (Err(p), _) | (Ok(_), Err(p)) => panic::resume_unwind(p),
+                };
+            }
+            // A job `a` spawned (`berth::spawn`) sits above `b`: run it.
+            // SAFETY: popped from our deque.
+            Some(job) => unsafe { wt.execute(job) },
+            None => {
+                // A thief has `b`: help with other work, then sleep on the latch.
+                wt.wait_until(&job_b.latch.core);
+                break;
+            }
+        }
+    }
+    std::mem::forget(abort);
+    match result_a {
+        Ok(ra) => (ra, job_b.into_result()),
+        Err(p) => panic::resume_unwind(p),
+    }
+}
+
+/// Creates a scope for spawning jobs that borrow from the caller's stack; returns once every
+/// job spawned in it (recursively) has finished. Runs on the current worker's pool, or the
+/// global pool outside any.
+///
+/// # Panics
+///
+/// If `op` or any job spawned in the scope panics, once all of them have finished.
+///
+/// ```
+/// let mut counts = [0usize; 4];
+/// berth::scope(|s| {
+///     for (i, c) in counts.iter_mut().enumerate() {
+///         s.spawn(move |_| *c = i * 10);
+///     }
+/// });
+/// assert_eq!(counts, [0, 10, 20, 30]);
+/// ```
+pub fn scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    in_worker(|wt| scope::run_scope(wt, op))
+}
+
+/// Runs `f` on the current worker's pool (or the global pool) some time later. A panic in `f`
+/// is caught after the panic hook has reported it; the pool carries on.
+///
+/// ```
+/// let (tx, rx) = berth::channel::bounded(1);
+/// berth::spawn(move || tx.send(42).unwrap());
+/// assert_eq!(rx.recv(), Ok(42));
+/// ```
+pub fn spawn<F>(f: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    match WorkerThread::current() {
+        Some(wt) => spawn_in(wt.registry(), f),
+        None => spawn_in(global_registry(), f),
+    }
+}
+
+fn spawn_in<F>(registry: &Arc<Registry>, f: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    let run = move || {
+        // The panic hook has printed it; the worker carries on (see the module docs).
+        let _ = panic::catch_unwind(AssertUnwindSafe(f));
+    };
+    // SAFETY: `run` is `'static` and goes into exactly one deque or the injector.
+    let job = unsafe { job::HeapJob::into_job_ref(run) };
+    match WorkerThread::current() {
+        Some(wt) if std::ptr::eq(&**wt.registry(), &**registry) => wt.push(job),
+        _ => registry.inject(job),
+    }
+}
+
+/// The index of the current thread in its pool, if it is a worker.
+pub fn current_thread_index() -> Option<usize> {
+    WorkerThread::current().map(|wt| wt.index())
+}
+
+/// The number of threads of the current worker's pool, or of the global pool outside any.
+pub fn current_num_threads() -> usize {
+    match WorkerThread::current() {
+        Some(wt) => wt.registry().num_threads(),
+        None => global_registry().num_threads(),
+    }
+}
