@@ -66,7 +66,7 @@ SHUTTLE_ITERATIONS ?= 200
 SHUTTLE_TEST ?=
 shuttle:
 	RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle SHUTTLE_ITERATIONS=$(SHUTTLE_ITERATIONS) \
-		$(CARGO) test -p berth-models --release --test shuttle_models -- $(SHUTTLE_TEST)
+		$(CARGO) test -p berth-models --release -- $(SHUTTLE_TEST)
 
 ## mutants: every mutant in mutants/manifest.toml must be caught with its expected message.
 mutants:
@@ -86,7 +86,8 @@ TSAN_TARGET ?= x86_64-unknown-linux-gnu
 tsan:
 	RUSTFLAGS="-Zsanitizer=thread" CARGO_TARGET_DIR=target/tsan TSAN_OPTIONS="halt_on_error=1" \
 		$(CARGO) $(NIGHTLY) test -Zbuild-std --target $(TSAN_TARGET) -p berth \
-		--test queue_suite --test channel_suite --test spsc_suite --test scq_threshold
+		--test queue_suite --test channel_suite --test spsc_suite --test scq_threshold \
+		--test deque_suite --test pool_suite
 
 ## bench: criterion, berth beside crossbeam/flume/kanal/std (BENCH_BUDGET=quick for a short run);
 ## then `python3 reports/bench/ratios.py` prints the ratios.

@@ -40,10 +40,12 @@
 //! `latch.rs`).
 //!
 //! A job a worker pushes onto its *own* deque (the `b` of a join, a scope's job) wakes a sleeper
-//! without the RMW, at the cost of a rare miss: a worker falling asleep at that instant may not
-//! see it. Such a job is never stranded: the worker that pushed it runs it itself if no one
-//! steals it (it pops its own deque before it waits or sleeps). The miss costs parallelism
-//! for one job, never progress, and it keeps a contended RMW off every join.
+//! without a contended RMW: the pusher runs a `SeqCst` fence between its push and its read of
+//! the idle count, and a worker falling asleep runs one between its registration and its last
+//! look at the deques, so one of the two always sees the other. (An earlier version had no
+//! fences and argued the miss cost only parallelism; it costs progress when the pushed job's
+//! sibling waits for it: `pool_suite` caught a join stranded that way.) A worker woken for new
+//! work whose own latch is set at that moment returns to its caller, and passes the wakeup on.
 //!
 //! # Panics
 //!

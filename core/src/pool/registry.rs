@@ -7,8 +7,8 @@ use crate::channel::{self, Receiver, Sender};
 use crate::deque::{Steal, Stealer, Worker};
 use crate::park::{Backoff, Parker, Unparker, WaitList};
 use crate::sync::atomic::{
-    AtomicUsize,
-    Ordering::{AcqRel, Acquire},
+    fence, AtomicUsize,
+    Ordering::{AcqRel, Acquire, SeqCst},
 };
 use crate::sync::thread::JoinHandle;
 use crate::sync::{Arc, Mutex};
@@ -73,6 +73,16 @@ impl Drop for ClearCurrent {
     }
 }
 
+/// Stops and joins a registry's threads when dropped (a failed or panicking build).
+struct Terminator<'a>(&'a Registry);
+
+impl Drop for Terminator<'_> {
+    fn drop(&mut self) {
+        self.0.terminate();
+        self.0.join_threads();
+    }
+}
+
 /// Aborts the process if dropped during an unwind: a panic in berth's own code while a stack
 /// job may still be in another thread's hands would free memory that thread is using.
 pub(crate) struct AbortIfPanic;
@@ -101,6 +111,8 @@ impl Registry {
             terminate: AtomicUsize::new(0),
             threads: Mutex::new(Vec::with_capacity(n)),
         });
+        // Stops the threads already started if a later spawn fails or `thread_name` panics.
+        let terminator = Terminator(&registry);
         for (index, (worker, parker)) in workers.into_iter().zip(parkers).enumerate() {
             let name = config.thread_name.as_mut().map(|f| f(index));
             let reg = Arc::clone(&registry);
@@ -118,13 +130,10 @@ impl Registry {
             });
             match spawned {
                 Ok(handle) => registry.threads.lock().push(handle),
-                Err(e) => {
-                    registry.terminate();
-                    registry.join_threads();
-                    return Err(ThreadPoolBuildError::spawn(e));
-                }
+                Err(e) => return Err(ThreadPoolBuildError::spawn(e)),
             }
         }
+        std::mem::forget(terminator);
         Ok(registry)
     }
 
@@ -141,9 +150,8 @@ impl Registry {
         self.idle.notify_one(); // N2
     }
 
-    /// Wakes one sleeping worker if any (after a worker pushed onto its own deque). A best
-    /// effort: no RMW, so a worker falling asleep at that instant can miss it; the job is not
-    /// lost, its owner runs it (see the module docs).
+    /// Wakes one sleeping worker if any, after a worker pushed onto its own deque and ran the
+    /// `SeqCst` fence that pairs with the sleeper's (see `WorkerThread::push`).
     #[inline]
     fn notify_local_push(&self) {
         self.idle.notify_one();
@@ -232,6 +240,13 @@ impl WorkerThread {
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
         self.worker.push(job);
+        // Orders the push before the read of the idle count, against the fence a worker
+        // falling asleep runs between its registration and its last look at the deques (a
+        // store-buffering pair: without both fences each can miss the other, and a job whose
+        // sibling waits for it could sit unseen while the other worker sleeps; pool_suite's
+        // `join_first_closure_waiting_for_the_second_is_not_stranded` saw that about once in
+        // 200,000 joins).
+        fence(SeqCst);
         self.registry.notify_local_push();
     }
 
@@ -294,13 +309,17 @@ impl WorkerThread {
 
     fn main_loop(&self) {
         loop {
+            // Read before the search: a worker exits only if a search that began after it saw
+            // `terminate` found nothing (a job injected before the pool's drop is seen by it).
+            // Reading it after the search lost jobs (shuttle `drop_right_after_one_spawn`).
+            let terminating = self.registry.terminate.load(Acquire) != 0;
             let seen = self.registry.events.load(Acquire);
             if let Some(job) = self.find_work() {
                 // SAFETY: taken from a deque or the injector.
                 unsafe { self.execute(job) };
                 continue;
             }
-            if self.registry.terminate.load(Acquire) != 0 {
+            if terminating {
                 return;
             }
             self.sleep(seen, None);
@@ -335,19 +354,36 @@ impl WorkerThread {
         registry.idle.register(me); // W1
         if let Some(latch) = latch {
             if !latch.get_sleepy() {
-                registry.idle.unregister(me);
+                self.leave_idle(latch);
                 return;
             }
         }
+        // Pairs with the fence in `push` (see there).
+        fence(SeqCst);
         let changed = registry.events.fetch_add(0, AcqRel) != seen // W2
             || registry.has_visible_work()
             || (latch.is_none() && registry.terminate.load(Acquire) != 0);
         if !changed {
             self.parker.park(); // W3
         }
-        registry.idle.unregister(me);
-        if let Some(latch) = latch {
-            latch.wake_up();
+        match latch {
+            None => {
+                registry.idle.unregister(me);
+            }
+            Some(latch) => {
+                latch.wake_up();
+                self.leave_idle(latch);
+            }
+        }
+    }
+
+    /// A worker waiting on a latch leaves the idle list. If a notifier had chosen it (removed
+    /// it to wake it for new work) and its latch is set, it is about to return to its caller
+    /// rather than look for that work: pass the wakeup on to another sleeper.
+    fn leave_idle(&self, latch: &CoreLatch) {
+        let registry = &*self.registry;
+        if !registry.idle.unregister(self.parker.unparker()) && latch.probe() {
+            registry.idle.notify_one();
         }
     }
 }
