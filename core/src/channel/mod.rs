@@ -55,10 +55,12 @@
 
 mod err;
 mod flavors;
+mod future;
 
 pub use err::{
     RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
 };
+pub use future::{RecvFuture, SendFuture};
 
 use crate::queue::deadline_after;
 use crate::sync::atomic::{

@@ -335,3 +335,69 @@ pub(crate) fn block_handover_until<T, K>(
         )),
     }
 }
+
+/// The async counterpart of [`block_until`]: the registration state of one pending future in
+/// one wait list.
+///
+/// A poll runs the attempt; if it must wait, it registers the task's waker (W1, or updates it:
+/// a re-poll with a new waker uses the new one), re-checks with the structure's RMW (W2), and
+/// returns `Pending` (W3). A notifier removes the entry it wakes, so a future that withdraws and
+/// finds its entry gone was chosen for a wakeup: [`cancel`](TaskWait::cancel) (on drop) passes
+/// that wakeup on to the next waiter, so a cancelled future never swallows one.
+#[derive(Debug, Default)]
+pub(crate) struct TaskWait {
+    registered: bool,
+}
+
+impl TaskWait {
+    pub(crate) const fn new() -> Self {
+        TaskWait { registered: false }
+    }
+
+    /// One poll. `key` is the pinned address of the future (unique while it is registered).
+    pub(crate) fn poll<R, K>(
+        &mut self,
+        list: &WaitList,
+        key: usize,
+        waker: &std::task::Waker,
+        mut attempt: impl FnMut() -> Attempt<R, K>,
+        mut changed: impl FnMut(&K) -> bool,
+    ) -> std::task::Poll<R> {
+        loop {
+            match attempt() {
+                Attempt::Ready(r) => {
+                    if self.registered {
+                        // Chosen or not, we are done: a wakeup we absorbed was for what we took,
+                        // or for something another waiter (woken by its own notifier) takes.
+                        list.unregister_task(key);
+                        self.registered = false;
+                    }
+                    return std::task::Poll::Ready(r);
+                }
+                Attempt::Wait(seen) => {
+                    list.register_task(key, waker); // W1
+                    self.registered = true;
+                    if changed(&seen) {
+                        continue; // W2 saw the notifier's change: try again.
+                    }
+                    return std::task::Poll::Pending; // W3
+                }
+            }
+        }
+    }
+
+    /// The future is dropped while pending: withdraw, and pass on a wakeup it was chosen for.
+    pub(crate) fn cancel(&mut self, list: &WaitList, key: usize) {
+        if !self.registered {
+            return;
+        }
+        self.registered = false;
+        if !list.unregister_task(key) {
+            // A notifier removed us to wake us: that wakeup is owed to another waiter.
+            // MUTANT async_cancel_no_forward: drop it instead.
+            if !cfg!(berth_mutant = "async_cancel_no_forward") {
+                list.notify_one();
+            }
+        }
+    }
+}

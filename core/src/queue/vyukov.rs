@@ -381,6 +381,46 @@ impl<T> VyukovQueue<T> {
         done.unwrap_or(Err(Wait::TimedOut))
     }
 
+    /// One pop attempt for an async receive: the value, `Err(())` if closed and drained, or the
+    /// observation to re-check with [`pop_changed`](Self::pop_changed) after registering in
+    /// [`not_empty`](Self::not_empty).
+    pub(crate) fn pop_observe(&self) -> Attempt<Result<T, ()>, usize> {
+        match self.pop_attempt() {
+            Ok(v) => Attempt::Ready(Ok(v)),
+            Err(PopFail::Closed) => Attempt::Ready(Err(())),
+            Err(PopFail::Empty(head)) => Attempt::Wait(head),
+        }
+    }
+
+    /// W2 of an async receive (an RMW; see [`crate::park`]).
+    pub(crate) fn pop_changed(&self, head: usize) -> bool {
+        self.recheck_tail(head)
+    }
+
+    /// The consumers' wait list.
+    pub(crate) fn not_empty(&self) -> &WaitList {
+        &self.not_empty
+    }
+
+    /// One push attempt for an async send (see [`pop_observe`](Self::pop_observe)).
+    pub(crate) fn push_observe(&self, value: T) -> Handover<T, usize> {
+        match self.push_attempt(value) {
+            Ok(()) => Handover::Done,
+            Err((v, PushFail::Closed)) => Handover::Refused(v),
+            Err((v, PushFail::Full(head))) => Handover::Wait(v, head),
+        }
+    }
+
+    /// W2 of an async send.
+    pub(crate) fn push_changed(&self, head: usize) -> bool {
+        self.recheck_head(head) || self.is_closed()
+    }
+
+    /// The producers' wait list.
+    pub(crate) fn not_full(&self) -> &WaitList {
+        &self.not_full
+    }
+
     /// W2 for a sleeping consumer that saw `tail == head`: has `tail` moved (or been marked)?
     /// An RMW, not a load: see "Why no wakeup is lost" in [`crate::park`].
     #[inline]

@@ -18,6 +18,11 @@ impl<T> Array<T> {
         }
     }
 
+    /// The queue, for the async operations (which drive its attempts and wait lists).
+    pub(crate) fn queue(&self) -> &VyukovQueue<T> {
+        &self.queue
+    }
+
     #[inline]
     pub(crate) fn try_send(&self, value: T) -> Result<(), SendFail<T>> {
         self.queue.try_push(value).map_err(|e| match e {

@@ -263,6 +263,26 @@ impl<T> List<T> {
         })
     }
 
+    /// One receive attempt for an async receive: a message, `Err(())` if empty and
+    /// disconnected, or the `pushed` value to re-check with [`recv_changed`](Self::recv_changed).
+    pub(crate) fn recv_observe(&self) -> Attempt<Result<T, ()>, usize> {
+        match self.pop() {
+            Ok(v) => Attempt::Ready(Ok(v)),
+            Err(Err(())) => Attempt::Ready(Err(())),
+            Err(Ok(seen)) => Attempt::Wait(seen),
+        }
+    }
+
+    /// W2 of an async receive: an RMW on the counter every push increments.
+    pub(crate) fn recv_changed(&self, seen: usize) -> bool {
+        self.pushed.fetch_add(0, AcqRel) != seen
+    }
+
+    /// The receivers' wait list.
+    pub(crate) fn not_empty(&self) -> &WaitList {
+        &self.not_empty
+    }
+
     pub(crate) fn recv(&self, deadline: Option<Instant>) -> Result<T, RecvFail> {
         let done = block_until(
             &self.not_empty,

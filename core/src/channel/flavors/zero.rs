@@ -1,17 +1,26 @@
 //! The rendezvous flavour (`bounded(0)`): a send completes only when a receiver takes the value.
 //!
-//! One mutex guards two FIFOs of waiting operations, each a [`Packet`] on the waiting thread's
-//! stack frame's behalf (shared through an `Arc`): senders waiting with their value inside, and
-//! receivers waiting for one. An operation that finds a partner of the other kind completes the
-//! exchange under the lock (moving the value, setting the partner's state) and unparks the
-//! partner after releasing it; otherwise it enqueues its packet, releases the lock and parks
-//! until its state changes.
+//! One mutex guards two FIFOs of waiting operations. Waiting senders are always [`Packet`]s
+//! holding their value (shared through an `Arc`), whether the sender is a thread or an async
+//! task. Waiting receivers are either packets (a blocked thread: a sender moves the value into
+//! the packet and the exchange is complete) or *tasks* (an async receive: only a waker).
 //!
-//! A packet's state moves once, under the lock, from `WAITING` to `DONE` (a partner completed
-//! the exchange) or `CLOSED` (the channel was disconnected); a waiter that times out takes the
-//! lock and withdraws its packet only if it is still `WAITING`, so an exchange that happened at
-//! the deadline is never undone: a sender is told `Ok` only when a receiver has the value, and a
-//! receiver whose partner already put the value in its packet returns it.
+//! An operation that finds a partner completes the exchange under the lock and wakes the
+//! partner after releasing it; otherwise it enqueues itself and waits until its state changes.
+//! A packet's state moves once, under the lock, from `WAITING` to `DONE` (a partner completed the
+//! exchange) or `CLOSED` (the channel was disconnected); a waiter that gives up (timeout, or a
+//! dropped future) takes the lock and withdraws only if it is still `WAITING`, so an exchange
+//! that already happened is never undone: a sender is told `Ok` only when a receiver has the
+//! value, and a receiver whose partner already put the value in its packet returns it.
+//!
+//! **Async receivers never hold a value.** A sender that finds an async receiver at the front
+//! wakes it and then waits in the senders' FIFO like any sender; the woken task takes the value
+//! from the sender's packet when it is polled. So dropping a pending receive can never lose a
+//! message (flume 140's bug was the opposite: a rendezvous send returned before its value was
+//! taken). If a task was woken that way and is dropped before it takes a value, it passes the
+//! wakeup on (`forward`): the waiting sender is matched with the next receiver. The price: a
+//! `try_send` does not complete with a waiting async receiver (it needs a receiver that takes the
+//! value *now*) and returns `Full`.
 
 use super::{RecvFail, SendFail};
 use crate::park::{with_local_parker, Unparker};
@@ -22,30 +31,112 @@ use crate::sync::atomic::{
 use crate::sync::{Arc, Mutex};
 use std::collections::VecDeque;
 use std::fmt;
+use std::task::{Poll, Waker};
 use std::time::Instant;
 
 const WAITING: u32 = 0;
 const DONE: u32 = 1;
 const CLOSED: u32 = 2;
 
-/// One waiting send or receive.
-struct Packet<T> {
+/// How to wake a waiter.
+enum Wake {
+    Thread(Unparker),
+    Task(Waker),
+}
+
+impl Wake {
+    fn wake(self) {
+        match self {
+            Wake::Thread(u) => u.unpark(),
+            Wake::Task(w) => w.wake(),
+        }
+    }
+}
+
+/// One waiting send, or one waiting blocking receive.
+pub(crate) struct Packet<T> {
     /// `WAITING`, then `DONE` or `CLOSED`; changed only under the channel lock.
     state: AtomicU32,
     /// A waiting sender's value, or the value handed to a waiting receiver.
     value: Mutex<Option<T>>,
-    unparker: Unparker,
+    /// Replaced (under the channel lock) when an async sender is re-polled with a new waker.
+    wake: Mutex<Wake>,
+}
+
+impl<T> Packet<T> {
+    fn new(value: Option<T>, wake: Wake) -> Arc<Self> {
+        Arc::new(Packet {
+            state: AtomicU32::new(WAITING),
+            value: Mutex::new(value),
+            wake: Mutex::new(wake),
+        })
+    }
+
+    /// A clone of the wake handle, to use after the channel lock is released.
+    fn waker(&self) -> Wake {
+        match &*self.wake.lock() {
+            Wake::Thread(u) => Wake::Thread(u.clone()),
+            Wake::Task(w) => Wake::Task(w.clone()),
+        }
+    }
+}
+
+/// A waiting receiver.
+enum Receiving<T> {
+    /// A blocked thread: takes the value into its packet.
+    Packet(Arc<Packet<T>>),
+    /// An async task: only woken; it takes the value itself when polled. `key`: the pinned
+    /// address of its future.
+    Task { key: usize, waker: Waker },
 }
 
 struct State<T> {
     senders: VecDeque<Arc<Packet<T>>>,
-    receivers: VecDeque<Arc<Packet<T>>>,
+    receivers: VecDeque<Receiving<T>>,
     closed: bool,
+}
+
+impl<T> State<T> {
+    /// Takes the value of the first waiting sender and completes it.
+    fn take_from_sender(&mut self) -> Option<(T, Wake)> {
+        let sender = self.senders.pop_front()?;
+        let value = take(&sender);
+        sender.state.store(DONE, Release);
+        Some((value, sender.waker()))
+    }
+
+    /// Matches waiting senders with waiting receivers after a task gave up a wakeup; returns
+    /// whom to wake once the lock is released.
+    fn forward(&mut self, wakes: &mut Vec<Wake>) {
+        if self.senders.is_empty() {
+            return;
+        }
+        match self.receivers.pop_front() {
+            Some(Receiving::Packet(receiver)) => {
+                let (value, sender_wake) = self.take_from_sender().expect("checked non-empty");
+                *receiver.value.lock() = Some(value);
+                receiver.state.store(DONE, Release);
+                wakes.push(sender_wake);
+                wakes.push(receiver.waker());
+            }
+            Some(Receiving::Task { waker, .. }) => wakes.push(Wake::Task(waker)),
+            None => {}
+        }
+    }
 }
 
 /// A zero-capacity channel.
 pub(crate) struct Zero<T> {
     state: Mutex<State<T>>,
+}
+
+/// What a send found at the front of the receivers, under the lock.
+enum Offer<T> {
+    /// A blocked thread took the value: the send is complete; wake it.
+    Took(Wake),
+    /// The send must wait with its value; `woke`: an async receiver to wake once the sender is
+    /// queued (it will take the value when polled).
+    Wait { value: T, woke: Option<Waker> },
 }
 
 impl<T> Zero<T> {
@@ -59,32 +150,53 @@ impl<T> Zero<T> {
         }
     }
 
-    /// `deadline`: `Some(None)` = do not wait (try), `Some(Some(d))` = until `d`, `None` = forever.
+    /// Offers `value` to the first waiting receiver.
+    fn offer(state: &mut State<T>, value: T) -> Offer<T> {
+        match state.receivers.pop_front() {
+            Some(Receiving::Packet(receiver)) => {
+                *receiver.value.lock() = Some(value);
+                receiver.state.store(DONE, Release);
+                Offer::Took(receiver.waker())
+            }
+            Some(Receiving::Task { waker, .. }) => Offer::Wait {
+                value,
+                woke: Some(waker),
+            },
+            None => Offer::Wait { value, woke: None },
+        }
+    }
+
+    /// `wait`: `Some(None)` = do not wait (try), `Some(Some(d))` = until `d`, `None` = forever.
     fn send_inner(&self, value: T, wait: Option<Option<Instant>>) -> Result<(), SendFail<T>> {
         let mut state = self.state.lock();
         if state.closed {
             return Err(SendFail::Disconnected(value));
         }
-        if let Some(receiver) = state.receivers.pop_front() {
-            *receiver.value.lock() = Some(value);
-            receiver.state.store(DONE, Release);
-            drop(state);
-            receiver.unparker.unpark();
-            return Ok(());
+        // A try never wakes an async receiver it cannot complete with.
+        let front_is_packet = matches!(state.receivers.front(), Some(Receiving::Packet(_)));
+        if wait == Some(None) && !front_is_packet {
+            return Err(SendFail::Full(value));
         }
+        let (value, woke) = match Self::offer(&mut state, value) {
+            Offer::Took(wake) => {
+                drop(state);
+                wake.wake();
+                return Ok(());
+            }
+            Offer::Wait { value, woke } => (value, woke),
+        };
         let deadline = match wait {
             Some(None) => return Err(SendFail::Full(value)),
             Some(Some(d)) => Some(d),
             None => None,
         };
         with_local_parker(|parker| {
-            let packet = Arc::new(Packet {
-                state: AtomicU32::new(WAITING),
-                value: Mutex::new(Some(value)),
-                unparker: parker.unparker().clone(),
-            });
+            let packet = Packet::new(Some(value), Wake::Thread(parker.unparker().clone()));
             state.senders.push_back(Arc::clone(&packet));
             drop(state);
+            if let Some(w) = woke {
+                w.wake();
+            }
             loop {
                 match packet.state.load(Acquire) {
                     DONE => return Ok(()),
@@ -110,11 +222,9 @@ impl<T> Zero<T> {
 
     fn recv_inner(&self, wait: Option<Option<Instant>>) -> Result<T, RecvFail> {
         let mut state = self.state.lock();
-        if let Some(sender) = state.senders.pop_front() {
-            let value = take(&sender);
-            sender.state.store(DONE, Release);
+        if let Some((value, wake)) = state.take_from_sender() {
             drop(state);
-            sender.unparker.unpark();
+            wake.wake();
             return Ok(value);
         }
         if state.closed {
@@ -126,12 +236,10 @@ impl<T> Zero<T> {
             None => None,
         };
         with_local_parker(|parker| {
-            let packet = Arc::new(Packet {
-                state: AtomicU32::new(WAITING),
-                value: Mutex::new(None),
-                unparker: parker.unparker().clone(),
-            });
-            state.receivers.push_back(Arc::clone(&packet));
+            let packet = Packet::new(None, Wake::Thread(parker.unparker().clone()));
+            state
+                .receivers
+                .push_back(Receiving::Packet(Arc::clone(&packet)));
             drop(state);
             loop {
                 match packet.state.load(Acquire) {
@@ -145,7 +253,9 @@ impl<T> Zero<T> {
                         DONE => return Ok(take(&packet)),
                         CLOSED => return Err(RecvFail::Disconnected),
                         _ => {
-                            state.receivers.retain(|p| !Arc::ptr_eq(p, &packet));
+                            state.receivers.retain(
+                                |r| !matches!(r, Receiving::Packet(p) if Arc::ptr_eq(p, &packet)),
+                            );
                             return Err(RecvFail::Timeout);
                         }
                     }
@@ -171,29 +281,171 @@ impl<T> Zero<T> {
         self.recv_inner(deadline.map(Some))
     }
 
+    /// One poll of an async send. `pending`: the packet of a send already waiting (kept by the
+    /// future between polls); `value`: the value, on the first poll.
+    pub(crate) fn poll_send(
+        &self,
+        pending: &mut Option<Arc<Packet<T>>>,
+        value: &mut Option<T>,
+        waker: &Waker,
+    ) -> Poll<Result<(), T>> {
+        let mut state = self.state.lock();
+        if let Some(packet) = pending {
+            return match packet.state.load(Acquire) {
+                DONE => {
+                    *pending = None;
+                    Poll::Ready(Ok(()))
+                }
+                CLOSED => {
+                    let v = take(packet);
+                    *pending = None;
+                    Poll::Ready(Err(v))
+                }
+                _ => {
+                    *packet.wake.lock() = Wake::Task(waker.clone());
+                    Poll::Pending
+                }
+            };
+        }
+        let v = value.take().expect("polled after completion");
+        if state.closed {
+            return Poll::Ready(Err(v));
+        }
+        let (v, woke) = match Self::offer(&mut state, v) {
+            Offer::Took(wake) => {
+                drop(state);
+                wake.wake();
+                return Poll::Ready(Ok(()));
+            }
+            Offer::Wait { value, woke } => (value, woke),
+        };
+        let packet = Packet::new(Some(v), Wake::Task(waker.clone()));
+        state.senders.push_back(Arc::clone(&packet));
+        *pending = Some(packet);
+        drop(state);
+        if let Some(w) = woke {
+            w.wake();
+        }
+        Poll::Pending
+    }
+
+    /// An async send dropped while pending: withdraw its packet (its value is dropped) unless a
+    /// receiver already took it.
+    pub(crate) fn cancel_send(&self, pending: &mut Option<Arc<Packet<T>>>) {
+        if let Some(packet) = pending.take() {
+            let mut state = self.state.lock();
+            if packet.state.load(Acquire) == WAITING {
+                state.senders.retain(|p| !Arc::ptr_eq(p, &packet));
+                drop(state);
+                drop(packet.value.lock().take());
+            }
+        }
+    }
+
+    /// One poll of an async receive; `registered`: whether the task sits in the receivers' FIFO.
+    pub(crate) fn poll_recv(
+        &self,
+        key: usize,
+        registered: &mut bool,
+        waker: &Waker,
+    ) -> Poll<Result<T, RecvFail>> {
+        let mut state = self.state.lock();
+        if let Some((value, wake)) = state.take_from_sender() {
+            if *registered {
+                Self::remove_task(&mut state, key);
+                *registered = false;
+            }
+            drop(state);
+            wake.wake();
+            return Poll::Ready(Ok(value));
+        }
+        if state.closed {
+            if *registered {
+                Self::remove_task(&mut state, key);
+                *registered = false;
+            }
+            return Poll::Ready(Err(RecvFail::Disconnected));
+        }
+        for r in state.receivers.iter_mut() {
+            if let Receiving::Task { key: k, waker: w } = r {
+                if *k == key {
+                    if !w.will_wake(waker) {
+                        *w = waker.clone();
+                    }
+                    *registered = true;
+                    return Poll::Pending;
+                }
+            }
+        }
+        state.receivers.push_back(Receiving::Task {
+            key,
+            waker: waker.clone(),
+        });
+        *registered = true;
+        Poll::Pending
+    }
+
+    fn remove_task(state: &mut State<T>, key: usize) -> bool {
+        match state
+            .receivers
+            .iter()
+            .position(|r| matches!(r, Receiving::Task { key: k, .. } if *k == key))
+        {
+            Some(i) => {
+                state.receivers.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// An async receive dropped while pending: withdraw; if a sender had already woken it (and
+    /// waits for it to take the value), pass the wakeup on.
+    pub(crate) fn cancel_recv(&self, key: usize, registered: &mut bool) {
+        if !std::mem::take(registered) {
+            return;
+        }
+        let mut wakes = Vec::new();
+        {
+            let mut state = self.state.lock();
+            if !Self::remove_task(&mut state, key)
+                && !cfg!(berth_mutant = "async_cancel_no_forward")
+            {
+                state.forward(&mut wakes);
+            }
+        }
+        for w in wakes {
+            w.wake();
+        }
+    }
+
     /// Disconnects: every waiting sender gets its value back, every waiting receiver
-    /// `Disconnected`. True for the call that did it.
+    /// `Disconnected`, every waiting task is woken. True for the call that did it.
     pub(crate) fn close(&self) -> bool {
-        let waiting: Vec<_> = {
+        let mut wakes = Vec::new();
+        {
             let mut guard = self.state.lock();
             if guard.closed {
                 return false;
             }
             guard.closed = true;
             let state = &mut *guard;
-            let waiting = state
-                .senders
-                .drain(..)
-                .chain(state.receivers.drain(..))
-                .collect();
-            for packet in &waiting {
-                let packet: &Arc<Packet<T>> = packet;
+            for packet in state.senders.drain(..) {
                 packet.state.store(CLOSED, Release);
+                wakes.push(packet.waker());
             }
-            waiting
-        };
-        for packet in waiting {
-            packet.unparker.unpark();
+            for r in state.receivers.drain(..) {
+                match r {
+                    Receiving::Packet(packet) => {
+                        packet.state.store(CLOSED, Release);
+                        wakes.push(packet.waker());
+                    }
+                    Receiving::Task { waker, .. } => wakes.push(Wake::Task(waker)),
+                }
+            }
+        }
+        for w in wakes {
+            w.wake();
         }
         true
     }
@@ -203,7 +455,7 @@ impl<T> Zero<T> {
     }
 }
 
-/// Takes the value out of a packet whose exchange is settled.
+/// Takes the value out of a packet whose exchange is settled (or withdrawn).
 fn take<T>(packet: &Packet<T>) -> T {
     packet
         .value

@@ -1,0 +1,242 @@
+//! `send_async` / `recv_async`: the same channels, awaited from any executor.
+//!
+//! The futures use only `std::future::Future` and `std::task::Waker`. A pending future sits in
+//! the same wait list as blocked threads (an entry holding its waker instead of an unparker),
+//! so a thread and a task can share one channel in any combination, and the no-lost-wakeup
+//! argument of [`crate::park`] is the same: register (W1), re-check with the structure's RMW
+//! (W2), return `Pending` (W3). The rendezvous flavour keeps its own FIFOs (see its module).
+//!
+//! # Cancellation
+//!
+//! - Dropping a pending [`RecvFuture`] consumes no message. If a notifier had already chosen it
+//!   (removed it from the wait list to wake it), the wakeup is passed on to the next waiter, so
+//!   a message is never left behind with a waiter asleep. (The mutant
+//!   `async_cancel_no_forward` drops that wakeup instead; a loom model catches it.)
+//! - Dropping a pending [`SendFuture`] drops the value it had not sent (it was never in the
+//!   channel; a bounded channel's capacity is claimed only by a send that completes). A
+//!   rendezvous send that a receiver has already taken is complete, even if the future is
+//!   dropped before it is polled again.
+//! - A future re-polled with a different waker is woken through the new one.
+
+use super::flavors::zero::Packet;
+use super::{Flavor, Receiver, RecvError, SendError, Sender};
+use crate::park::{Attempt, Handover, TaskWait};
+use crate::sync::Arc;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomPinned;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// The future of [`Sender::send_async`].
+///
+/// **Cancel safety:** dropping it while pending drops the value it has not sent (nothing of it
+/// is in the channel); see the [module docs](self).
+#[must_use = "futures do nothing unless polled"]
+pub struct SendFuture<'a, T> {
+    sender: &'a Sender<T>,
+    value: Option<T>,
+    wait: TaskWait,
+    /// The rendezvous flavour's packet, once the send waits there.
+    zero_pending: Option<Arc<Packet<T>>>,
+    /// The future's address is its key in the wait list: it must not move once polled.
+    _pinned: PhantomPinned,
+}
+
+/// The future of [`Receiver::recv_async`].
+///
+/// **Cancel safety:** dropping it while pending consumes no message, and passes on a wakeup it
+/// had been chosen for; see the [module docs](self).
+#[must_use = "futures do nothing unless polled"]
+pub struct RecvFuture<'a, T> {
+    receiver: &'a Receiver<T>,
+    wait: TaskWait,
+    /// Whether the rendezvous flavour has this task in its receivers' FIFO.
+    zero_registered: bool,
+    _pinned: PhantomPinned,
+}
+
+impl<T> Sender<T> {
+    /// Sends `msg`, waiting asynchronously while the channel is full (for a rendezvous channel:
+    /// until a receiver takes it). Fails only if the channel is disconnected, handing `msg`
+    /// back.
+    ///
+    /// **Cancel safety:** dropping the future before it completes drops `msg` unsent.
+    ///
+    /// ```
+    /// # use std::future::Future;
+    /// # use std::pin::pin;
+    /// # use std::task::{Context, Poll, Waker};
+    /// let (tx, rx) = berth::channel::bounded(1);
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// assert_eq!(pin!(tx.send_async(1)).poll(&mut cx), Poll::Ready(Ok(())));
+    /// let mut second = pin!(tx.send_async(2));
+    /// assert!(second.as_mut().poll(&mut cx).is_pending()); // full
+    /// assert_eq!(rx.recv(), Ok(1)); // a thread receives: the task can go on
+    /// assert_eq!(second.poll(&mut cx), Poll::Ready(Ok(())));
+    /// assert_eq!(rx.recv(), Ok(2));
+    /// ```
+    pub fn send_async(&self, msg: T) -> SendFuture<'_, T> {
+        SendFuture {
+            sender: self,
+            value: Some(msg),
+            wait: TaskWait::new(),
+            zero_pending: None,
+            _pinned: PhantomPinned,
+        }
+    }
+}
+
+impl<T> Receiver<T> {
+    /// Receives a message, waiting asynchronously while the channel is empty. Fails once the
+    /// channel is empty and disconnected.
+    ///
+    /// **Cancel safety:** dropping the future before it completes consumes no message.
+    ///
+    /// ```
+    /// # use std::future::Future;
+    /// # use std::pin::pin;
+    /// # use std::task::{Context, Poll, Waker};
+    /// let (tx, rx) = berth::channel::unbounded();
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let mut recv = pin!(rx.recv_async());
+    /// assert!(recv.as_mut().poll(&mut cx).is_pending());
+    /// tx.send("hello").unwrap(); // a thread sends: the task is woken
+    /// assert_eq!(recv.poll(&mut cx), Poll::Ready(Ok("hello")));
+    /// ```
+    pub fn recv_async(&self) -> RecvFuture<'_, T> {
+        RecvFuture {
+            receiver: self,
+            wait: TaskWait::new(),
+            zero_registered: false,
+            _pinned: PhantomPinned,
+        }
+    }
+}
+
+impl<T> Future for SendFuture<'_, T> {
+    type Output = Result<(), SendError<T>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: nothing is moved out of the pinned future; its fields are used in place.
+        let this = unsafe { self.get_unchecked_mut() };
+        let key = this as *const Self as usize;
+        let SendFuture {
+            sender,
+            value,
+            wait,
+            zero_pending,
+            ..
+        } = this;
+        match &sender.shared.flavor {
+            Flavor::Array(c) => {
+                let q = c.queue();
+                wait.poll(
+                    q.not_full(),
+                    key,
+                    cx.waker(),
+                    || {
+                        let v = value.take().expect("SendFuture polled after completion");
+                        match q.push_observe(v) {
+                            Handover::Done => Attempt::Ready(Ok(())),
+                            Handover::Refused(v) => Attempt::Ready(Err(SendError(v))),
+                            Handover::Wait(v, seen) => {
+                                *value = Some(v);
+                                Attempt::Wait(seen)
+                            }
+                        }
+                    },
+                    |&seen| q.push_changed(seen),
+                )
+            }
+            Flavor::List(c) => {
+                let v = value.take().expect("SendFuture polled after completion");
+                Poll::Ready(c.push(v).map_err(SendError))
+            }
+            Flavor::Zero(c) => c
+                .poll_send(zero_pending, value, cx.waker())
+                .map(|r| r.map_err(SendError)),
+        }
+    }
+}
+
+impl<T> Drop for SendFuture<'_, T> {
+    fn drop(&mut self) {
+        let key = self as *const Self as usize;
+        match &self.sender.shared.flavor {
+            Flavor::Array(c) => self.wait.cancel(c.queue().not_full(), key),
+            Flavor::List(_) => {}
+            Flavor::Zero(c) => c.cancel_send(&mut self.zero_pending),
+        }
+    }
+}
+
+impl<T> Future for RecvFuture<'_, T> {
+    type Output = Result<T, RecvError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: nothing is moved out of the pinned future; its fields are used in place.
+        let this = unsafe { self.get_unchecked_mut() };
+        let key = this as *const Self as usize;
+        let RecvFuture {
+            receiver,
+            wait,
+            zero_registered,
+            ..
+        } = this;
+        let ready = |r: Result<T, ()>| r.map_err(|()| RecvError);
+        match &receiver.shared.flavor {
+            Flavor::Array(c) => {
+                let q = c.queue();
+                wait.poll(
+                    q.not_empty(),
+                    key,
+                    cx.waker(),
+                    || match q.pop_observe() {
+                        Attempt::Ready(r) => Attempt::Ready(ready(r)),
+                        Attempt::Wait(seen) => Attempt::Wait(seen),
+                    },
+                    |&seen| q.pop_changed(seen),
+                )
+            }
+            Flavor::List(c) => wait.poll(
+                c.not_empty(),
+                key,
+                cx.waker(),
+                || match c.recv_observe() {
+                    Attempt::Ready(r) => Attempt::Ready(ready(r)),
+                    Attempt::Wait(seen) => Attempt::Wait(seen),
+                },
+                |&seen| c.recv_changed(seen),
+            ),
+            Flavor::Zero(c) => c
+                .poll_recv(key, zero_registered, cx.waker())
+                .map(|r| r.map_err(|_| RecvError)),
+        }
+    }
+}
+
+impl<T> Drop for RecvFuture<'_, T> {
+    fn drop(&mut self) {
+        let key = self as *const Self as usize;
+        match &self.receiver.shared.flavor {
+            Flavor::Array(c) => self.wait.cancel(c.queue().not_empty(), key),
+            Flavor::List(c) => self.wait.cancel(c.not_empty(), key),
+            Flavor::Zero(c) => c.cancel_recv(key, &mut self.zero_registered),
+        }
+    }
+}
+
+impl<T> fmt::Debug for SendFuture<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SendFuture")
+            .field("sent", &self.value.is_none())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> fmt::Debug for RecvFuture<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecvFuture").finish_non_exhaustive()
+    }
+}
