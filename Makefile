@@ -46,11 +46,13 @@ fmt-check:
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p berth --all-targets --features futures -- -D warnings
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom $(CARGO) clippy -p berth-models --tests -- -D warnings
 	RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle $(CARGO) clippy -p berth-models --tests -- -D warnings
 
 unit:
 	$(CARGO) test --workspace
+	$(CARGO) test -p berth --features futures --test channel_stream
 
 ## loom: the models in models/tests/loom_*.rs, release build, under both parkers.
 loom: loom-futex loom-condvar

@@ -19,7 +19,7 @@
 //! - A future re-polled with a different waker is woken through the new one.
 
 use super::flavors::zero::Packet;
-use super::{Flavor, Receiver, RecvError, SendError, Sender};
+use super::{Flavor, Receiver, RecvError, SendError, Sender, Shared};
 use crate::park::{Attempt, Handover, TaskWait};
 use crate::sync::Arc;
 use std::fmt;
@@ -35,10 +35,7 @@ use std::task::{Context, Poll};
 #[must_use = "futures do nothing unless polled"]
 pub struct SendFuture<'a, T> {
     sender: &'a Sender<T>,
-    value: Option<T>,
-    wait: TaskWait,
-    /// The rendezvous flavour's packet, once the send waits there.
-    zero_pending: Option<Arc<Packet<T>>>,
+    state: SendState<T>,
     /// The future's address is its key in the wait list: it must not move once polled.
     _pinned: PhantomPinned,
 }
@@ -50,9 +47,7 @@ pub struct SendFuture<'a, T> {
 #[must_use = "futures do nothing unless polled"]
 pub struct RecvFuture<'a, T> {
     receiver: &'a Receiver<T>,
-    wait: TaskWait,
-    /// Whether the rendezvous flavour has this task in its receivers' FIFO.
-    zero_registered: bool,
+    state: RecvState,
     _pinned: PhantomPinned,
 }
 
@@ -79,9 +74,7 @@ impl<T> Sender<T> {
     pub fn send_async(&self, msg: T) -> SendFuture<'_, T> {
         SendFuture {
             sender: self,
-            value: Some(msg),
-            wait: TaskWait::new(),
-            zero_pending: None,
+            state: SendState::new(Some(msg)),
             _pinned: PhantomPinned,
         }
     }
@@ -107,28 +100,50 @@ impl<T> Receiver<T> {
     pub fn recv_async(&self) -> RecvFuture<'_, T> {
         RecvFuture {
             receiver: self,
-            wait: TaskWait::new(),
-            zero_registered: false,
+            state: RecvState::new(),
             _pinned: PhantomPinned,
         }
     }
 }
 
-impl<T> Future for SendFuture<'_, T> {
-    type Output = Result<(), SendError<T>>;
+/// The state of one pending async send, kept in place between polls (the future's or the
+/// sink's); `key` is its pinned address.
+pub(crate) struct SendState<T> {
+    pub(crate) value: Option<T>,
+    wait: TaskWait,
+    zero_pending: Option<Arc<Packet<T>>>,
+}
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: nothing is moved out of the pinned future; its fields are used in place.
-        let this = unsafe { self.get_unchecked_mut() };
-        let key = this as *const Self as usize;
-        let SendFuture {
-            sender,
+impl<T> SendState<T> {
+    pub(crate) fn new(value: Option<T>) -> Self {
+        SendState {
+            value,
+            wait: TaskWait::new(),
+            zero_pending: None,
+        }
+    }
+
+    /// True while a value is not yet sent (held here, or waiting in a rendezvous).
+    pub(crate) fn is_pending(&self) -> bool {
+        self.value.is_some() || self.zero_pending.is_some()
+    }
+
+    /// Drives the held value into the channel. `Ready(Ok)` also when there is nothing to send.
+    pub(crate) fn poll(
+        &mut self,
+        shared: &Shared<T>,
+        key: usize,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), SendError<T>>> {
+        let SendState {
             value,
             wait,
             zero_pending,
-            ..
-        } = this;
-        match &sender.shared.flavor {
+        } = self;
+        if value.is_none() && zero_pending.is_none() {
+            return Poll::Ready(Ok(()));
+        }
+        match &shared.flavor {
             Flavor::Array(c) => {
                 let q = c.queue();
                 wait.poll(
@@ -136,7 +151,7 @@ impl<T> Future for SendFuture<'_, T> {
                     key,
                     cx.waker(),
                     || {
-                        let v = value.take().expect("SendFuture polled after completion");
+                        let v = value.take().expect("a pending send holds its value");
                         match q.push_observe(v) {
                             Handover::Done => Attempt::Ready(Ok(())),
                             Handover::Refused(v) => Attempt::Ready(Err(SendError(v))),
@@ -150,7 +165,7 @@ impl<T> Future for SendFuture<'_, T> {
                 )
             }
             Flavor::List(c) => {
-                let v = value.take().expect("SendFuture polled after completion");
+                let v = value.take().expect("a pending send holds its value");
                 Poll::Ready(c.push(v).map_err(SendError))
             }
             Flavor::Zero(c) => c
@@ -158,12 +173,10 @@ impl<T> Future for SendFuture<'_, T> {
                 .map(|r| r.map_err(SendError)),
         }
     }
-}
 
-impl<T> Drop for SendFuture<'_, T> {
-    fn drop(&mut self) {
-        let key = self as *const Self as usize;
-        match &self.sender.shared.flavor {
+    /// Withdraws a pending send (its value, if unsent, is dropped with `self`).
+    pub(crate) fn cancel(&mut self, shared: &Shared<T>, key: usize) {
+        match &shared.flavor {
             Flavor::Array(c) => self.wait.cancel(c.queue().not_full(), key),
             Flavor::List(_) => {}
             Flavor::Zero(c) => c.cancel_send(&mut self.zero_pending),
@@ -171,21 +184,33 @@ impl<T> Drop for SendFuture<'_, T> {
     }
 }
 
-impl<T> Future for RecvFuture<'_, T> {
-    type Output = Result<T, RecvError>;
+/// The state of one pending async receive (a future's or a stream's).
+pub(crate) struct RecvState {
+    wait: TaskWait,
+    /// Whether the rendezvous flavour has this task in its receivers' FIFO.
+    zero_registered: bool,
+}
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: nothing is moved out of the pinned future; its fields are used in place.
-        let this = unsafe { self.get_unchecked_mut() };
-        let key = this as *const Self as usize;
-        let RecvFuture {
-            receiver,
+impl RecvState {
+    pub(crate) const fn new() -> Self {
+        RecvState {
+            wait: TaskWait::new(),
+            zero_registered: false,
+        }
+    }
+
+    pub(crate) fn poll<T>(
+        &mut self,
+        shared: &Shared<T>,
+        key: usize,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<T, RecvError>> {
+        let RecvState {
             wait,
             zero_registered,
-            ..
-        } = this;
+        } = self;
         let ready = |r: Result<T, ()>| r.map_err(|()| RecvError);
-        match &receiver.shared.flavor {
+        match &shared.flavor {
             Flavor::Array(c) => {
                 let q = c.queue();
                 wait.poll(
@@ -214,12 +239,10 @@ impl<T> Future for RecvFuture<'_, T> {
                 .map(|r| r.map_err(|_| RecvError)),
         }
     }
-}
 
-impl<T> Drop for RecvFuture<'_, T> {
-    fn drop(&mut self) {
-        let key = self as *const Self as usize;
-        match &self.receiver.shared.flavor {
+    /// Withdraws a pending receive, passing on a wakeup it was chosen for.
+    pub(crate) fn cancel<T>(&mut self, shared: &Shared<T>, key: usize) {
+        match &shared.flavor {
             Flavor::Array(c) => self.wait.cancel(c.queue().not_empty(), key),
             Flavor::List(c) => self.wait.cancel(c.not_empty(), key),
             Flavor::Zero(c) => c.cancel_recv(key, &mut self.zero_registered),
@@ -227,10 +250,50 @@ impl<T> Drop for RecvFuture<'_, T> {
     }
 }
 
+impl<T> Future for SendFuture<'_, T> {
+    type Output = Result<(), SendError<T>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: nothing is moved out of the pinned future; its fields are used in place.
+        let this = unsafe { self.get_unchecked_mut() };
+        let key = this as *const Self as usize;
+        assert!(
+            this.state.is_pending(),
+            "SendFuture polled after completion"
+        );
+        this.state.poll(&this.sender.shared, key, cx)
+    }
+}
+
+impl<T> Drop for SendFuture<'_, T> {
+    fn drop(&mut self) {
+        let key = self as *const Self as usize;
+        self.state.cancel(&self.sender.shared, key);
+    }
+}
+
+impl<T> Future for RecvFuture<'_, T> {
+    type Output = Result<T, RecvError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: nothing is moved out of the pinned future; its fields are used in place.
+        let this = unsafe { self.get_unchecked_mut() };
+        let key = this as *const Self as usize;
+        this.state.poll(&this.receiver.shared, key, cx)
+    }
+}
+
+impl<T> Drop for RecvFuture<'_, T> {
+    fn drop(&mut self) {
+        let key = self as *const Self as usize;
+        self.state.cancel(&self.receiver.shared, key);
+    }
+}
+
 impl<T> fmt::Debug for SendFuture<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SendFuture")
-            .field("sent", &self.value.is_none())
+            .field("sent", &!self.state.is_pending())
             .finish_non_exhaustive()
     }
 }

@@ -56,6 +56,11 @@
 mod err;
 mod flavors;
 mod future;
+pub mod mpsc;
+#[cfg(feature = "futures")]
+mod stream;
+#[cfg(feature = "futures")]
+pub use stream::{RecvStream, SendSink};
 
 pub use err::{
     RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
