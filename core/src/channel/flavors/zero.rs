@@ -20,7 +20,8 @@
 //! taken). If a task was woken that way and is dropped before it takes a value, it passes the
 //! wakeup on (`forward`): the waiting sender is matched with the next receiver. The price: a
 //! `try_send` does not complete with a waiting async receiver (it needs a receiver that takes the
-//! value *now*) and returns `Full`.
+//! value *now*): it hands the value to the first blocked *thread* in the queue, skipping async
+//! receivers ahead of it, and returns `Full` if there is none.
 
 use super::{RecvFail, SendFail};
 use crate::park::{with_local_parker, Unparker};
@@ -172,10 +173,25 @@ impl<T> Zero<T> {
         if state.closed {
             return Err(SendFail::Disconnected(value));
         }
-        // A try never wakes an async receiver it cannot complete with.
-        let front_is_packet = matches!(state.receivers.front(), Some(Receiving::Packet(_)));
-        if wait == Some(None) && !front_is_packet {
-            return Err(SendFail::Full(value));
+        if wait == Some(None) {
+            // A try completes only with a blocked thread, which takes the value now; it skips
+            // (and does not wake) async receivers queued ahead of one, which could not.
+            let Some(i) = state
+                .receivers
+                .iter()
+                .position(|r| matches!(r, Receiving::Packet(_)))
+            else {
+                return Err(SendFail::Full(value));
+            };
+            let Some(Receiving::Packet(receiver)) = state.receivers.remove(i) else {
+                unreachable!("position found a packet");
+            };
+            *receiver.value.lock() = Some(value);
+            receiver.state.store(DONE, Release);
+            let wake = receiver.waker();
+            drop(state);
+            wake.wake();
+            return Ok(());
         }
         let (value, woke) = match Self::offer(&mut state, value) {
             Offer::Took(wake) => {
