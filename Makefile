@@ -13,23 +13,23 @@ NIGHTLY ?= +nightly
 LOOM_TARGET := target/loom
 LOOM_ENV := RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET) LOOM_MAX_PREEMPTIONS=3
 
-.PHONY: all test verify setup fmt-check clippy unit loom loom-futex loom-condvar shuttle mutants miri tsan bench report-allocator help
+.PHONY: all test verify setup unsafe-inventory fmt-check clippy unit loom loom-futex loom-condvar shuttle mutants miri tsan fuzz bench report-allocator help
 
 all: test
 
 help:
 	@echo "make test    fmt check, clippy -D warnings, cargo test, loom models (both parkers), mutant gate"
-	@echo "make verify  setup, then every checker (test with 10x shuttle, miri, tsan)"
+	@echo "make verify  setup, then every checker (fuzz, test with 10x shuttle, miri, tsan)"
 	@echo "make setup   nightly miri + rust-src, cargo-fuzz (idempotent)"
-	@echo "make loom | shuttle | mutants | miri | tsan | bench"
+	@echo "make loom | shuttle | mutants | miri | tsan | fuzz | bench"
 	@echo "make report-allocator  malloc vs pool futex report (reports/allocator/README.md)"
 
 ## test: what CI runs.
-test: fmt-check clippy unit loom shuttle mutants
+test: fmt-check unsafe-inventory clippy unit loom shuttle mutants
 	@echo "make test: all passed"
 
 ## verify: every checker, after setup (a fresh machine needs nothing else).
-verify: setup
+verify: setup fuzz
 	$(MAKE) test SHUTTLE_ITERATIONS=2000
 	$(MAKE) miri
 	$(MAKE) tsan
@@ -40,6 +40,10 @@ setup:
 	rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 	rustup component add miri rust-src --toolchain nightly
 	command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+
+## unsafe-inventory: every unsafe site in core/src has its row in core/UNSAFE.md.
+unsafe-inventory:
+	python3 scripts/check_unsafe_inventory.py
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
@@ -90,6 +94,19 @@ tsan:
 		$(CARGO) $(NIGHTLY) test -Zbuild-std --target $(TSAN_TARGET) -p berth \
 		--test queue_suite --test channel_suite --test spsc_suite --test scq_threshold \
 		--test deque_suite --test pool_suite
+
+## fuzz: each cargo-fuzz target in fuzz/fuzz_targets/ for FUZZ_SECS seconds (nightly; see
+## fuzz/README.md). fuzz/ is its own workspace, so `make test` never builds it. An input that
+## runs FUZZ_TIMEOUT seconds is reported as a crash: the targets never wait without bound, so
+## that is a blocking call that hung (libFuzzer's default would wait 20 minutes).
+FUZZ_SECS ?= 30
+FUZZ_TIMEOUT ?= 10
+FUZZ_TARGETS ?= $(sort $(basename $(notdir $(wildcard fuzz/fuzz_targets/*.rs))))
+fuzz:
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+		echo "fuzz: $$t for $(FUZZ_SECS) s"; \
+		$(CARGO) $(NIGHTLY) fuzz run $$t -- -max_total_time=$(FUZZ_SECS) -timeout=$(FUZZ_TIMEOUT) || exit 1; \
+	done
 
 ## bench: criterion, berth beside crossbeam/flume/kanal/std (BENCH_BUDGET=quick for a short run);
 ## then `python3 reports/bench/ratios.py` prints the ratios.

@@ -1,0 +1,14 @@
+//! `berth::VyukovQueue` against a `VecDeque` model (see `common/queue.rs`): every `BoundedQueue`
+//! operation, capacities 1..=8, close part way through, each value handed back, popped in FIFO
+//! order, or dropped with the queue exactly once.
+#![no_main]
+
+mod common;
+
+use berth::VyukovQueue;
+use common::queue::{run, QueueInput};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|input: QueueInput| {
+    run(input, VyukovQueue::new);
+});
