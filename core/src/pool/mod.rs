@@ -371,6 +371,7 @@ impl fmt::Debug for ThreadPool {
 /// If `a` or `b` panics, once both have finished (`a`'s panic if both do).
 ///
 /// ```
+/// # if cfg!(miri) { return; } // the global pool's threads outlive a doctest: Miri reports them
 /// let v = vec![1, 2, 3, 4];
 /// let (left, right) = berth::join(|| v[..2].iter().sum::<i32>(), || v[2..].iter().sum::<i32>());
 /// assert_eq!(left + right, 10);
@@ -437,6 +438,7 @@ where
 /// If `op` or any job spawned in the scope panics, once all of them have finished.
 ///
 /// ```
+/// # if cfg!(miri) { return; } // the global pool's threads outlive a doctest: Miri reports them
 /// let mut counts = [0usize; 4];
 /// berth::scope(|s| {
 ///     for (i, c) in counts.iter_mut().enumerate() {
@@ -457,6 +459,7 @@ where
 /// is caught after the panic hook has reported it; the pool carries on.
 ///
 /// ```
+/// # if cfg!(miri) { return; } // the global pool's threads outlive a doctest: Miri reports them
 /// let (tx, rx) = berth::channel::bounded(1);
 /// berth::spawn(move || tx.send(42).unwrap());
 /// assert_eq!(rx.recv(), Ok(42));
