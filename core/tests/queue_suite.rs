@@ -675,6 +675,42 @@ pub fn close_wakes_timed_waiters<Q: SharedQueue<u64>>(make: fn(usize) -> Q) {
     );
 }
 
+/// A queue closed while empty stays "closed", never "empty", for every pop of every thread,
+/// even when several pop at once (found by the fuzz target `two_threads`: two threads popping a
+/// closed, empty `ScqQueue` got `Empty` and `Timeout` after they had already seen `Closed`).
+pub fn closed_empty_stays_closed_under_concurrent_pops<Q: SharedQueue<u64>>(make: fn(usize) -> Q) {
+    with_watchdog(WATCHDOG_SECS, "closed_empty_stays_closed", move || {
+        for _ in 0..scaled(2_000, 3) {
+            let q = Arc::new(make(1));
+            q.close();
+            let barrier = Arc::new(std::sync::Barrier::new(2));
+            let poppers: Vec<_> = (0..2)
+                .map(|k| {
+                    let (q, barrier) = (Arc::clone(&q), Arc::clone(&barrier));
+                    thread::spawn(move || {
+                        barrier.wait();
+                        for _ in 0..scaled(200, 5) {
+                            if k == 0 {
+                                assert_eq!(q.try_pop(), Err(TryPopError::Closed), "try_pop");
+                            } else {
+                                assert_eq!(
+                                    q.pop_timeout(Duration::ZERO),
+                                    Err(PopTimeoutError::Closed),
+                                    "pop_timeout"
+                                );
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for p in poppers {
+                p.join()
+                    .expect("a closed, empty queue answered something but Closed");
+            }
+        }
+    });
+}
+
 /// After close: pushes of every kind fail with the value back, pops drain what is left, then
 /// report closed.
 pub fn close_then_drain<Q: SharedQueue<u64>>(make: fn(usize) -> Q) {
@@ -1246,6 +1282,11 @@ macro_rules! queue_suite {
             #[test]
             fn close_wakes_timed_waiters() {
                 super::close_wakes_timed_waiters($make);
+            }
+
+            #[test]
+            fn closed_empty_stays_closed_under_concurrent_pops() {
+                super::closed_empty_stays_closed_under_concurrent_pops($make);
             }
 
             #[test]

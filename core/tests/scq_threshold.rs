@@ -1,9 +1,13 @@
-//! Regression test for the hole in SCQ's threshold (see `core/src/queue/scq.rs`): with capacity
-//! 1, three producers and three consumers, the paper's threshold handling strands a value at the
-//! next position to dequeue while every consumer gives up (the reference post saw 11 hangs in 40
-//! runs). berth's fix must never hang. (With the paper's handling restored, this test hung in
-//! one run of three here: it guards the fix, but it is not yet the deterministic catcher the
-//! mutant gate needs; see `core/src/queue/scq.rs`.)
+//! Stress test of `ScqQueue` in the reference post's scenario (see `core/src/queue/scq.rs`):
+//! capacity 1, three producers and three consumers, where the reference post saw its SCQ hang in
+//! 11 of 40 runs. berth's fix must never hang.
+//!
+//! This test does not catch the paper's handling in berth (the mutant `scq_weak_threshold`
+//! passes it): a stranded value needs six dequeuers of one ring in flight at once (seven
+//! threads; the analysis is in `scq.rs`), which 3P3C never has. The deterministic catcher is
+//! the shuttle model `scq_exhausted_threshold_strands_no_value`. (An earlier version of this
+//! comment said the test hung in one run of three with the paper's handling restored; that
+//! observation was of a different variant and does not hold for the mutant as it is.)
 //!
 //! Each round runs under a watchdog that turns a hang into a failure within seconds, printing
 //! the queue's rings (`{:#?}`: head, tail, threshold, every entry).

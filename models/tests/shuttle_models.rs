@@ -297,3 +297,216 @@ fn scq_capacity_1_three_by_three() {
         assert_eq!(all, [0, 1, 10, 11, 20, 21], "exactly once");
     });
 }
+
+/// A scheduler for one shape of schedule that neither the random nor the PCT scheduler reaches
+/// in any useful number of runs: `workers-*` threads advance in lockstep (one scheduling step
+/// each in turn, by task id), and the thread named `injected` runs its whole operation, without
+/// being preempted, between two of those steps. Execution `i` injects after the workers' `i`-th
+/// step; the scheduler runs `i = 0, 1, 2, ...` until the workers finish before the injection
+/// point, so every injection point is tried once. Any other thread (the test's main thread) runs
+/// whenever it can, which keeps the set-up and the final checks out of the interleaving.
+///
+/// Deterministic: it explores the same executions every run, whatever `SHUTTLE_ITERATIONS` says.
+#[cfg(target_pointer_width = "64")]
+struct LockstepInjection {
+    inject_at: usize,
+    steps: usize,
+    last_worker: Option<shuttle::scheduler::TaskId>,
+    /// Set when an execution's workers all finished before the injection point: the last one.
+    exhausted: bool,
+    started: bool,
+    data: shuttle::scheduler::RandomDataSource,
+}
+
+#[cfg(target_pointer_width = "64")]
+impl LockstepInjection {
+    fn new() -> Self {
+        use shuttle::scheduler::DataSource;
+        LockstepInjection {
+            inject_at: 0,
+            steps: 0,
+            last_worker: None,
+            exhausted: false,
+            started: false,
+            data: shuttle::scheduler::RandomDataSource::initialize(0),
+        }
+    }
+
+    /// Runs `f` once for every injection point, under shuttle (or replays one schedule).
+    fn explore(f: impl Fn() + Send + Sync + 'static) {
+        if let Ok(schedule) = std::env::var("SHUTTLE_REPLAY") {
+            shuttle::replay(f, &schedule);
+            return;
+        }
+        shuttle::Runner::new(Self::new(), shuttle::Config::default()).run(f);
+    }
+}
+
+#[cfg(target_pointer_width = "64")]
+impl shuttle::scheduler::Scheduler for LockstepInjection {
+    fn new_execution(&mut self) -> Option<shuttle::scheduler::Schedule> {
+        use shuttle::scheduler::DataSource;
+        if self.exhausted {
+            return None;
+        }
+        if self.started {
+            self.inject_at += 1;
+        }
+        self.started = true;
+        self.steps = 0;
+        self.last_worker = None;
+        Some(shuttle::scheduler::Schedule::new(self.data.reinitialize()))
+    }
+
+    fn next_task(
+        &mut self,
+        runnable: &[&shuttle::scheduler::Task],
+        _current: Option<shuttle::scheduler::TaskId>,
+        _is_yielding: bool,
+    ) -> Option<shuttle::scheduler::TaskId> {
+        let name = |t: &shuttle::scheduler::Task| t.name().unwrap_or_default();
+        if let Some(t) = runnable
+            .iter()
+            .find(|t| !name(t).starts_with("worker") && name(t) != "injected")
+        {
+            return Some(t.id());
+        }
+        let injected = runnable.iter().find(|t| name(t) == "injected");
+        if self.steps >= self.inject_at {
+            if let Some(t) = injected {
+                return Some(t.id());
+            }
+        }
+        let workers: Vec<_> = runnable
+            .iter()
+            .filter(|t| name(t).starts_with("worker"))
+            .map(|t| t.id())
+            .collect();
+        if let Some(&first) = workers.first() {
+            let next = workers
+                .iter()
+                .copied()
+                .find(|&w| self.last_worker.is_some_and(|last| w > last))
+                .unwrap_or(first);
+            self.last_worker = Some(next);
+            self.steps += 1;
+            return Some(next);
+        }
+        // The workers are done and the injection point was not reached: the last execution.
+        self.exhausted = true;
+        injected
+            .map(|t| t.id())
+            .or_else(|| runnable.first().map(|t| t.id()))
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        use shuttle::scheduler::DataSource;
+        self.data.next_u64()
+    }
+}
+
+/// Spawns a named shuttle thread (the names are the roles [`LockstepInjection`] schedules by).
+#[cfg(target_pointer_width = "64")]
+fn spawn_named<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> thread::JoinHandle<T> {
+    thread::Builder::new()
+        .name(name.to_string())
+        .spawn(f)
+        .unwrap()
+}
+
+/// How many stale dequeuers the threshold hole needs: one more than the reset value `3n - 1`
+/// (n = R / 2 = 2 for capacities 1 and 2, so 5): six threads dequeuing the same ring.
+#[cfg(target_pointer_width = "64")]
+const STALE_DEQUEUERS: usize = 6;
+
+/// The threshold hole in the allocated ring: six consumers on an empty 1-slot SCQ each claim a
+/// position, find it empty and read a tail that says so (D4); a push then publishes its value at
+/// the very next position and resets the threshold to 5; the six late decrements take it to -1.
+/// With the paper's handling every later pop gives up at D1 and the value is stranded; berth's
+/// `give_up` finds it. Explored deterministically by [`LockstepInjection`]: the consumers in
+/// lockstep, the push injected at each point in turn.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn scq_exhausted_threshold_strands_no_value() {
+    LockstepInjection::explore(|| {
+        let q = Arc::new(berth::ScqQueue::new(1));
+        // One value through: the threshold is reset (5) and nobody has spent any of it.
+        q.push(0u32).unwrap();
+        assert_eq!(q.pop(), Ok(0));
+        let consumers: Vec<_> = (0..STALE_DEQUEUERS)
+            .map(|i| {
+                let q = Arc::clone(&q);
+                spawn_named(&format!("worker-{i}"), move || q.try_pop().ok())
+            })
+            .collect();
+        let q2 = Arc::clone(&q);
+        let producer = spawn_named("injected", move || q2.try_push(1).is_ok());
+        assert!(
+            producer.join().unwrap(),
+            "the push into an empty queue failed"
+        );
+        let mut got: Vec<u32> = consumers
+            .into_iter()
+            .filter_map(|c| c.join().unwrap())
+            .collect();
+        if got.is_empty() {
+            match q.try_pop() {
+                Ok(v) => got.push(v),
+                Err(e) => panic!(
+                    "a value was stranded: the push completed and no consumer took it, yet \
+                     try_pop says {e:?} (the threshold was exhausted by stale dequeuers while the \
+                     value sat at the next position to dequeue); queue state: {q:#?}"
+                ),
+            }
+        }
+        assert_eq!(got, [1], "exactly once");
+    });
+}
+
+/// The same hole in the free ring, where the producers are the dequeuers: six pushes into a
+/// full 1-slot SCQ each claim a position of the free ring and find it empty; a pop then gives
+/// the index back at the next position and resets that ring's threshold; the six late
+/// decrements take it to -1. With the paper's handling every later push says `Full` on an empty
+/// queue: the one slot is stranded.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn scq_exhausted_threshold_strands_no_free_slot() {
+    LockstepInjection::explore(|| {
+        let q = Arc::new(berth::ScqQueue::new(1));
+        q.push(0u32).unwrap();
+        let producers: Vec<_> = (0..STALE_DEQUEUERS as u32)
+            .map(|i| {
+                let q = Arc::clone(&q);
+                spawn_named(&format!("worker-{i}"), move || q.try_push(10 + i).is_ok())
+            })
+            .collect();
+        let q2 = Arc::clone(&q);
+        let consumer = spawn_named("injected", move || q2.try_pop().ok());
+        assert_eq!(
+            consumer.join().unwrap(),
+            Some(0),
+            "the pop of a full queue failed"
+        );
+        let pushed = producers
+            .into_iter()
+            .map(|p| p.join().unwrap())
+            .filter(|&ok| ok)
+            .count();
+        // Empty the queue (at most one push got in), then it must take a value.
+        let mut drained = 0;
+        while q.try_pop().is_ok() {
+            drained += 1;
+        }
+        assert_eq!(drained, pushed, "exactly once");
+        if let Err(e) = q.try_push(99) {
+            panic!(
+                "a free slot was stranded: the queue is empty, yet try_push says {e:?} (the free \
+                 ring's threshold was exhausted by stale dequeuers while the free index sat at \
+                 the next position to dequeue); queue state: {q:#?}"
+            );
+        }
+    });
+}

@@ -38,10 +38,19 @@
 //! bound counts *positions*. It does not count the consumers that claimed a position (D2)
 //! *before* a reset and decrement the threshold (D4/D5) *after* it: each of those decrements
 //! spends budget that the new value needed, and how many there can be depends on the number of
-//! threads, not on `n`. With capacity 1 and six threads, enough stale decrements arrive to drive
-//! the threshold to -1 while a value sits at exactly the next position to dequeue, and every
-//! later dequeue gives up at D1 without looking: the value is stranded (the reference post: 11
-//! hangs in 40 runs). Benchmarked with 65,536-entry rings, a few threads never get there.
+//! threads, not on `n`. With one slot, each of them spends one unit at most (if it goes on, its
+//! next claim is the value's own position) and nothing else can, so the hole needs `3n` of them
+//! in flight at once on the same ring: with `R = 4` (threshold 5), six consumers on `aq`, or six
+//! producers on `fq` (producers are its dequeuers), seven threads in all. Each claims one of the
+//! positions before the value's, finds it empty, reads a tail that says the ring is empty (D4),
+//! and is preempted before its decrement. The push then walks the tail past those invalidated
+//! positions, publishes at exactly the next position to dequeue and resets the threshold to 5
+//! (E5); the six late decrements take it to -1, and every later dequeue gives up at D1 without
+//! looking. The value (in `fq`, the one free slot) is stranded for good: the push or pop whose
+//! enqueue would reset the threshold needs it. (The reference post saw 11 hangs in 40 runs with
+//! three producers and three consumers; with berth's ring sizing three dequeuers per ring spend
+//! at most three of the five units.) Benchmarked with 65,536-entry rings, a few threads never
+//! get there.
 //!
 //! berth treats the threshold as a hint. When it says "give up" (D1 or D5), `give_up` first
 //! looks at the positions between `head` and `tail`: if any holds a published entry of its own
@@ -50,10 +59,19 @@
 //! paper does. The livelock protection is kept: in the chase the paper guards against, no entry
 //! in that range is ever published (each is invalidated before its producer can write it), so
 //! consumers still give up and let producers finish. What changes is only that a *published*
-//! value is never abandoned. (The mutant `scq_weak_threshold`, which restores the paper's
-//! handling, and a model that catches it deterministically are still to come: the stress test in
-//! `core/tests/scq_threshold.rs` caught that variant in one run of three on this machine, and
-//! the shuttle model `scq_capacity_1_three_by_three` did not catch it in 2,000 schedules.)
+//! value is never abandoned.
+//!
+//! The mutant `scq_weak_threshold` restores the paper's handling in `give_up`. The shuttle
+//! models `scq_exhausted_threshold_strands_no_value` (six consumers, `aq`) and
+//! `scq_exhausted_threshold_strands_no_free_slot` (six producers, `fq`) catch it on every run:
+//! their scheduler moves the six dequeuers in lockstep and runs the other side's whole operation
+//! between two of their steps, at each point in turn (about 70 executions, milliseconds), and
+//! one of those points is the schedule above. Random and PCT schedules practically never line up
+//! six stale dequeuers, nor do real threads on a few cores, so the stress test in
+//! `core/tests/scq_threshold.rs` (three by three) guards the fix but cannot catch the mutant,
+//! and loom models at most five threads. The loom model
+//! `capacity_1_exhausted_threshold_does_not_strand_an_item` covers the threshold's reset racing
+//! its exhaustion under the C11 memory model.
 //!
 //! A give-up that is not definitive (positions are claimed but not yet published) is reported
 //! as `Empty` by `try_pop`, which is linearizable (those pushes have not completed), but a
@@ -254,9 +272,14 @@ impl IndexRing {
                 // dequeuer owns yet) would otherwise be missed by a sleeper whose re-check reads
                 // a tail that already includes that claim. (Found by the shuttle model
                 // `scq_capacity_1_three_by_three`.)
+                // Closed, it is definitive even if the CAS lost: every claim before the close
+                // has a position below `h + 1` (the tail we read was no higher), so it belongs
+                // to a dequeuer that took or invalidated it, and no claim after the close
+                // publishes. (Without this, two pops of a closed, empty queue could report
+                // `Empty`/`Timeout` after `Closed`: found by the fuzz target `two_threads`.)
                 return Err(Empty {
                     tail: (h + 1) | (t & CLOSED),
-                    definitive: unchanged,
+                    definitive: unchanged || t & CLOSED != 0,
                 });
             }
             // D5
@@ -292,6 +315,15 @@ impl IndexRing {
         if tail & CLOSED != 0 {
             // No enqueue can livelock us any more: go on until D4 decides.
             return None;
+        }
+        // MUTANT scq_weak_threshold: the paper's handling (D1 and D5 return empty): the
+        // threshold is trusted and the ring reported empty without a look between head and tail.
+        if cfg!(berth_mutant = "scq_weak_threshold") {
+            let head = self.head.load(Acquire);
+            return Some(Empty {
+                tail,
+                definitive: tail <= head,
+            });
         }
         let head = self.head.load(Acquire);
         if tail <= head {
