@@ -13,7 +13,7 @@ NIGHTLY ?= +nightly
 LOOM_TARGET := target/loom
 LOOM_ENV := RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET) LOOM_MAX_PREEMPTIONS=3
 
-.PHONY: all test verify setup unsafe-inventory fmt-check clippy unit loom loom-futex loom-condvar shuttle mutants miri tsan fuzz bench report-allocator help
+.PHONY: all test verify setup unsafe-inventory fmt-check clippy unit loom loom-futex loom-condvar shuttle mutants miri tsan fuzz bench report-allocator report-scq-threshold help
 
 all: test
 
@@ -23,6 +23,7 @@ help:
 	@echo "make setup   nightly miri + rust-src, cargo-fuzz (idempotent)"
 	@echo "make loom | shuttle | mutants | miri | tsan | fuzz | bench"
 	@echo "make report-allocator  malloc vs pool futex report (reports/allocator/README.md)"
+	@echo "make report-scq-threshold  does ScqQueue strand a value? mutant vs fix (reports/scq-threshold/README.md)"
 
 ## test: what CI runs.
 test: fmt-check unsafe-inventory clippy unit loom shuttle mutants
@@ -119,3 +120,12 @@ bench:
 ## (own [workspace], not part of `cargo test --workspace`) into target/allocator.
 report-allocator:
 	python3 reports/allocator/run.py
+
+## report-scq-threshold: the SCQ threshold hole, mutant scq_weak_threshold vs the fix
+## (reports/scq-threshold/README.md): 3P3C and 1P7C on real threads, and the shuttle lockstep
+## models, SCQ_REPORT_RUNS runs each (default 60), every run a child process under a watchdog;
+## about 6-8 minutes on the 2-core machine. Builds its own crate (own [workspace], not part of
+## `cargo test --workspace`) into target/scq-threshold and target/scq-threshold-mutant, and the
+## shuttle models into target/shuttle.
+report-scq-threshold:
+	python3 reports/scq-threshold/run.py
