@@ -228,3 +228,36 @@ impl<T> Error for SendTimeoutError<T> {}
 impl Error for RecvError {}
 impl Error for TryRecvError {}
 impl Error for RecvTimeoutError {}
+
+/// The error of [`Select::try_select`](super::Select::try_select): no operation was ready.
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+pub struct TrySelectError;
+
+/// The error of [`Select::select_timeout`](super::Select::select_timeout) and
+/// [`select_deadline`](super::Select::select_deadline): no operation was ready in time.
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+pub struct SelectTimeoutError;
+
+/// The error of [`Select::try_ready`](super::Select::try_ready): no operation was ready.
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+pub struct TryReadyError;
+
+/// The error of [`Select::ready_timeout`](super::Select::ready_timeout) and
+/// [`ready_deadline`](super::Select::ready_deadline): no operation was ready in time.
+#[derive(PartialEq, Eq, Clone, Copy, Debug)]
+pub struct ReadyTimeoutError;
+
+macro_rules! select_error {
+    ($name:ident, $msg:literal) => {
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str($msg)
+            }
+        }
+        impl Error for $name {}
+    };
+}
+select_error!(TrySelectError, "no operation was ready");
+select_error!(SelectTimeoutError, "timed out waiting for an operation to be ready");
+select_error!(TryReadyError, "no operation was ready");
+select_error!(ReadyTimeoutError, "timed out waiting for an operation to be ready");

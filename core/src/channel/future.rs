@@ -18,15 +18,17 @@
 //!   dropped before it is polled again.
 //! - A future re-polled with a different waker is woken through the new one.
 
+use super::flavors::timer::Clock;
 use super::flavors::zero::Packet;
 use super::{Flavor, Receiver, RecvError, SendError, Sender, Shared};
-use crate::park::{Attempt, Handover, TaskWait};
-use crate::sync::Arc;
+use crate::park::{with_local_parker, Attempt, Handover, TaskWait};
+use crate::sync::{Arc, Mutex};
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomPinned;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
 /// The future of [`Sender::send_async`].
 ///
@@ -171,6 +173,10 @@ impl<T> SendState<T> {
             Flavor::Zero(c) => c
                 .poll_send(zero_pending, value, cx.waker())
                 .map(|r| r.map_err(SendError)),
+            // No sender exists for a timer channel.
+            Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => {
+                Poll::Ready(Err(SendError(value.take().expect("checked above"))))
+            }
         }
     }
 
@@ -178,7 +184,7 @@ impl<T> SendState<T> {
     pub(crate) fn cancel(&mut self, shared: &Shared<T>, key: usize) {
         match &shared.flavor {
             Flavor::Array(c) => self.wait.cancel(c.queue().not_full(), key),
-            Flavor::List(_) => {}
+            Flavor::List(_) | Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => {}
             Flavor::Zero(c) => c.cancel_send(&mut self.zero_pending),
         }
     }
@@ -189,6 +195,66 @@ pub(crate) struct RecvState {
     wait: TaskWait,
     /// Whether the rendezvous flavour has this task in its receivers' FIFO.
     zero_registered: bool,
+    /// A timer channel's wakeup: the instant it was armed for and the sleeping thread's handle.
+    timer: Option<(Instant, Arc<TimerWake>)>,
+}
+
+/// Shared with the thread that sleeps until a timer channel is due and then wakes the task;
+/// `None` once the future completed or was dropped.
+struct TimerWake {
+    waker: Mutex<Option<Waker>>,
+}
+
+/// One poll of an async receive on a timer channel. Nothing in the channel wakes a task when
+/// the clock reaches the due instant, so the first `Pending` for a given instant starts a
+/// thread that sleeps (on its parker) until then and wakes the task; a re-poll with a new waker
+/// updates the one the thread will wake.
+fn poll_timer<T, C: Clock<T>>(
+    clock: &C,
+    timer: &mut Option<(Instant, Arc<TimerWake>)>,
+    waker: &Waker,
+) -> Poll<Result<T, RecvError>> {
+    if let Some(v) = clock.poll_due(Instant::now()) {
+        disarm(timer);
+        return Poll::Ready(Ok(v));
+    }
+    let Some(due) = clock.next_due() else {
+        disarm(timer); // `never`, or a delivered `at`: nothing will ever be due.
+        return Poll::Pending;
+    };
+    if let Some((armed_for, wake)) = timer {
+        if *armed_for == due {
+            let mut w = wake.waker.lock();
+            if !w.as_ref().is_some_and(|w| w.will_wake(waker)) {
+                *w = Some(waker.clone());
+            }
+            return Poll::Pending;
+        }
+    }
+    disarm(timer);
+    let wake = Arc::new(TimerWake {
+        waker: Mutex::new(Some(waker.clone())),
+    });
+    let sleeper = Arc::clone(&wake);
+    crate::sync::thread::spawn(move || {
+        with_local_parker(|parker| {
+            while Instant::now() < due {
+                parker.park_until(Some(due));
+            }
+        });
+        if let Some(w) = sleeper.waker.lock().take() {
+            w.wake();
+        }
+    });
+    *timer = Some((due, wake));
+    Poll::Pending
+}
+
+/// The future no longer waits for the timer: the sleeping thread wakes nobody.
+fn disarm(timer: &mut Option<(Instant, Arc<TimerWake>)>) {
+    if let Some((_, wake)) = timer.take() {
+        wake.waker.lock().take();
+    }
 }
 
 impl RecvState {
@@ -196,6 +262,7 @@ impl RecvState {
         RecvState {
             wait: TaskWait::new(),
             zero_registered: false,
+            timer: None,
         }
     }
 
@@ -208,6 +275,7 @@ impl RecvState {
         let RecvState {
             wait,
             zero_registered,
+            timer,
         } = self;
         let ready = |r: Result<T, ()>| r.map_err(|()| RecvError);
         match &shared.flavor {
@@ -237,6 +305,47 @@ impl RecvState {
             Flavor::Zero(c) => c
                 .poll_recv(key, zero_registered, cx.waker())
                 .map(|r| r.map_err(|_| RecvError)),
+            Flavor::At(c) => poll_timer(&c.0, timer, cx.waker()),
+            Flavor::Tick(c) => poll_timer(&c.0, timer, cx.waker()),
+            Flavor::Never(c) => poll_timer::<T, _>(&c.0, timer, cx.waker()),
+        }
+    }
+
+    /// A poll that only looks (a `select`'s `ready`): ready if a message is there or the
+    /// channel is disconnected, taking nothing. Not for timer channels (the select handles
+    /// them).
+    pub(crate) fn poll_ready<T>(
+        &mut self,
+        shared: &Shared<T>,
+        key: usize,
+        cx: &mut Context<'_>,
+    ) -> Poll<()> {
+        match &shared.flavor {
+            Flavor::Array(c) => {
+                let q = c.queue();
+                self.wait.poll_peek(
+                    q.not_empty(),
+                    key,
+                    cx.waker(),
+                    || q.pop_ready_observe(),
+                    |&seen| q.pop_changed(seen),
+                )
+            }
+            Flavor::List(c) => self.wait.poll_peek(
+                c.not_empty(),
+                key,
+                cx.waker(),
+                || c.recv_ready_observe(),
+                |&seen| c.recv_changed(seen),
+            ),
+            Flavor::Zero(c) => c.poll_recv_ready(key, &mut self.zero_registered, cx.waker()),
+            Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => {
+                if shared.len() > 0 {
+                    Poll::Ready(())
+                } else {
+                    Poll::Pending
+                }
+            }
         }
     }
 
@@ -246,6 +355,7 @@ impl RecvState {
             Flavor::Array(c) => self.wait.cancel(c.queue().not_empty(), key),
             Flavor::List(c) => self.wait.cancel(c.not_empty(), key),
             Flavor::Zero(c) => c.cancel_recv(key, &mut self.zero_registered),
+            Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => disarm(&mut self.timer),
         }
     }
 }

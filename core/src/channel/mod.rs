@@ -57,14 +57,18 @@ mod err;
 mod flavors;
 mod future;
 pub mod mpsc;
+mod select;
+mod select_macro;
 #[cfg(feature = "futures")]
 mod stream;
 #[cfg(feature = "futures")]
 pub use stream::{RecvStream, SendSink};
 
 pub use err::{
-    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+    ReadyTimeoutError, RecvError, RecvTimeoutError, SelectTimeoutError, SendError,
+    SendTimeoutError, TryReadyError, TryRecvError, TrySelectError, TrySendError,
 };
+pub use select::{Select, SelectedOperation};
 pub use future::{RecvFuture, SendFuture};
 
 use crate::queue::deadline_after;
@@ -73,6 +77,7 @@ use crate::sync::atomic::{
     Ordering::{AcqRel, Acquire, Relaxed},
 };
 use crate::sync::Arc;
+use flavors::timer::{At, Never, Tick, Timer};
 use flavors::{array::Array, list::List, zero::Zero, RecvFail, SendFail};
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -97,6 +102,94 @@ pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
     new_channel(Flavor::List(List::new()))
 }
 
+/// A channel that delivers one message, the instant it was due, once `duration` has passed.
+///
+/// Like every timer channel it has no sender and never disconnects, costs no thread, and is
+/// made to be used in a [`select!`](crate::select) (see [`at`] for what a receive sees).
+///
+/// ```
+/// use berth::channel;
+/// use std::time::{Duration, Instant};
+///
+/// let start = Instant::now();
+/// let timeout = channel::after(Duration::from_millis(10));
+/// let fired = timeout.recv().unwrap();
+/// assert!(fired >= start + Duration::from_millis(10));
+/// assert!(timeout.try_recv().is_err()); // delivered once: empty from now on
+/// ```
+pub fn after(duration: Duration) -> Receiver<Instant> {
+    match Instant::now().checked_add(duration) {
+        Some(when) => at(when),
+        None => never(),
+    }
+}
+
+/// A channel that delivers one message, `when`, at `when`.
+///
+/// The first receive at or after `when` takes the message; every receive before it, and every
+/// receive after the message was taken, finds the channel empty (a blocking `recv` then waits
+/// forever, a `recv_timeout` until its timeout). `close` has no effect on a timer channel.
+///
+/// ```
+/// use berth::channel;
+/// use std::time::{Duration, Instant};
+///
+/// let when = Instant::now() + Duration::from_millis(5);
+/// assert_eq!(channel::at(when).recv(), Ok(when));
+/// ```
+pub fn at(when: Instant) -> Receiver<Instant> {
+    timer_channel(Flavor::At(Timer(At::new(when, |i| i))))
+}
+
+/// A channel that delivers a message every `period`: the instant of the tick.
+///
+/// The first tick is due one `period` from now and the next ones keep that phase. At most one
+/// tick is pending: ticks that come and go while nobody receives are dropped, and the next
+/// receive gets the latest one that is due. A zero `period` delivers the current instant to
+/// every receive.
+///
+/// ```
+/// use berth::channel;
+/// use std::time::{Duration, Instant};
+///
+/// let start = Instant::now();
+/// let ticker = channel::tick(Duration::from_millis(2));
+/// let first = ticker.recv().unwrap();
+/// let second = ticker.recv().unwrap();
+/// assert!(first >= start + Duration::from_millis(2));
+/// assert!(second >= first + Duration::from_millis(2));
+/// ```
+pub fn tick(period: Duration) -> Receiver<Instant> {
+    let first = Instant::now().checked_add(period);
+    timer_channel(Flavor::Tick(Timer(Tick::new(first, period, |i| i))))
+}
+
+/// A channel that never delivers and never disconnects: a placeholder for an operation that
+/// must never be selected (an optional timeout, a channel that is not there yet).
+///
+/// ```
+/// use berth::channel::{self, Receiver};
+/// use std::time::Duration;
+///
+/// let maybe: Option<Receiver<u32>> = None;
+/// let r = maybe.unwrap_or_else(channel::never);
+/// assert!(r.recv_timeout(Duration::from_millis(1)).is_err());
+/// ```
+pub fn never<T>() -> Receiver<T> {
+    timer_channel(Flavor::Never(Timer(Never)))
+}
+
+/// A receiver with no sender for a timer flavour (its sender count is 0).
+fn timer_channel<T>(flavor: Flavor<T>) -> Receiver<T> {
+    Receiver {
+        shared: Arc::new(Shared {
+            senders: AtomicUsize::new(0),
+            receivers: AtomicUsize::new(1),
+            flavor,
+        }),
+    }
+}
+
 fn new_channel<T>(flavor: Flavor<T>) -> (Sender<T>, Receiver<T>) {
     let shared = Arc::new(Shared {
         senders: AtomicUsize::new(1),
@@ -115,6 +208,9 @@ enum Flavor<T> {
     Array(Array<T>),
     List(List<T>),
     Zero(Zero<T>),
+    At(Timer<At<T>>),
+    Tick(Timer<Tick<T>>),
+    Never(Timer<Never>),
 }
 
 struct Shared<T> {
@@ -130,6 +226,9 @@ macro_rules! on_flavor {
             Flavor::Array($chan) => $body,
             Flavor::List($chan) => $body,
             Flavor::Zero($chan) => $body,
+            Flavor::At($chan) => $body,
+            Flavor::Tick($chan) => $body,
+            Flavor::Never($chan) => $body,
         }
     };
 }
@@ -155,7 +254,9 @@ impl<T> Shared<T> {
         match &self.flavor {
             Flavor::Array(c) => c.len(),
             Flavor::List(c) => c.len(),
-            Flavor::Zero(_) => 0,
+            Flavor::Zero(_) | Flavor::Never(_) => 0,
+            Flavor::At(c) => c.0.len(),
+            Flavor::Tick(c) => c.0.len(),
         }
     }
 
@@ -164,6 +265,7 @@ impl<T> Shared<T> {
             Flavor::Array(c) => c.is_empty(),
             Flavor::List(c) => c.is_empty(),
             Flavor::Zero(_) => true,
+            Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => self.len() == 0,
         }
     }
 
@@ -172,6 +274,8 @@ impl<T> Shared<T> {
             Flavor::Array(c) => c.is_full(),
             Flavor::List(_) => false,
             Flavor::Zero(_) => true,
+            // One message at most, and no sender to fill it.
+            Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => self.len() == 1,
         }
     }
 
@@ -179,7 +283,8 @@ impl<T> Shared<T> {
         match &self.flavor {
             Flavor::Array(c) => Some(c.capacity()),
             Flavor::List(_) => None,
-            Flavor::Zero(_) => Some(0),
+            Flavor::Zero(_) | Flavor::Never(_) => Some(0),
+            Flavor::At(_) | Flavor::Tick(_) => Some(1),
         }
     }
 
@@ -205,6 +310,7 @@ impl<T> Shared<T> {
             Flavor::Zero(c) => {
                 c.close();
             }
+            Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => {}
         }
     }
 }
@@ -501,6 +607,9 @@ fn flavor_name<T>(shared: &Shared<T>) -> &'static str {
         Flavor::Array(_) => "bounded",
         Flavor::List(_) => "unbounded",
         Flavor::Zero(_) => "rendezvous",
+        Flavor::At(_) => "at",
+        Flavor::Tick(_) => "tick",
+        Flavor::Never(_) => "never",
     }
 }
 

@@ -93,6 +93,7 @@ pub(crate) use wait_list::WaitList;
 use crate::sync::Arc;
 use std::fmt;
 use std::marker::PhantomData;
+use std::task::Waker;
 use std::time::{Duration, Instant};
 
 /// The name of the parker this build uses: `"futex"` or `"condvar"`.
@@ -217,6 +218,47 @@ impl fmt::Debug for Unparker {
 
 crate::sync::thread::thread_local! {
     static LOCAL: Parker = Parker::new();
+    static LOCAL_WAKER: Waker = LOCAL.with(|p| unparker_waker(p.unparker().clone()));
+}
+
+/// Wakes a thread through its unparker: lets a thread wait where async tasks wait (a `select`
+/// polls the channels' async states with it).
+struct UnparkWake(Unparker);
+
+// `std::task::Wake`'s methods take std's `Arc` by signature; the reference count is the
+// waker's own (see `crate::sync::waker_from`), the unpark goes through the facade.
+#[allow(clippy::disallowed_types)]
+impl std::task::Wake for UnparkWake {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+fn unparker_waker(unparker: Unparker) -> Waker {
+    crate::sync::waker_from(UnparkWake(unparker))
+}
+
+/// Runs `f` with this thread's parker and a waker that unparks it (fresh ones while
+/// thread-locals are being destroyed).
+pub(crate) fn with_local_waker<R>(f: impl FnOnce(&Parker, &Waker) -> R) -> R {
+    let mut f = Some(f);
+    let done = LOCAL.try_with(|p| {
+        LOCAL_WAKER
+            .try_with(|w| (f.take().expect("called once"))(p, w))
+            .ok()
+    });
+    match done {
+        Ok(Some(r)) => r,
+        _ => {
+            let parker = Parker::new();
+            let waker = unparker_waker(parker.unparker().clone());
+            (f.take().expect("not called yet"))(&parker, &waker)
+        }
+    }
 }
 
 /// Runs `f` with this thread's parker (a fresh one while thread-locals are being destroyed).
@@ -379,6 +421,35 @@ impl TaskWait {
                     self.registered = true;
                     if changed(&seen) {
                         continue; // W2 saw the notifier's change: try again.
+                    }
+                    return std::task::Poll::Pending; // W3
+                }
+            }
+        }
+    }
+
+    /// [`poll`](Self::poll) for an attempt that only looks (a `select`'s `ready`): once ready,
+    /// the caller may not use what it saw, so a wakeup it was chosen for is passed on as a
+    /// cancelled one is (a spare wakeup costs a waiter one more look; a lost one, its sleep).
+    pub(crate) fn poll_peek<K>(
+        &mut self,
+        list: &WaitList,
+        key: usize,
+        waker: &std::task::Waker,
+        mut attempt: impl FnMut() -> Attempt<(), K>,
+        mut changed: impl FnMut(&K) -> bool,
+    ) -> std::task::Poll<()> {
+        loop {
+            match attempt() {
+                Attempt::Ready(()) => {
+                    self.cancel(list, key);
+                    return std::task::Poll::Ready(());
+                }
+                Attempt::Wait(seen) => {
+                    list.register_task(key, waker); // W1
+                    self.registered = true;
+                    if changed(&seen) {
+                        continue; // W2
                     }
                     return std::task::Poll::Pending; // W3
                 }

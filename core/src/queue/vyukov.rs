@@ -411,6 +411,36 @@ impl<T> VyukovQueue<T> {
         }
     }
 
+    /// Whether a push could proceed now, without pushing (a `select` on a send): `Ready(())` if
+    /// there is room or the queue is closed, else the `head` to re-check with
+    /// [`push_changed`](Self::push_changed). `head` is read after `tail` behind a `SeqCst` fence,
+    /// as a producer's P2 does, so "full" means `head` had not moved when `tail` was read.
+    pub(crate) fn push_ready_observe(&self) -> Attempt<(), usize> {
+        let tail = self.tail.load(Acquire);
+        fence(SeqCst);
+        let head = self.head.load(Relaxed);
+        if tail & self.mark_bit != 0 || head.wrapping_add(self.lap) != tail {
+            Attempt::Ready(())
+        } else {
+            Attempt::Wait(head)
+        }
+    }
+
+    /// Whether a pop could proceed now, without popping (a `select` on a receive, or `ready`):
+    /// `Ready(())` if a value is there (or being written) or the queue is closed, else the
+    /// `head` to re-check with [`pop_changed`](Self::pop_changed).
+    pub(crate) fn pop_ready_observe(&self) -> Attempt<(), usize> {
+        let head = self.head.load(Acquire);
+        fence(SeqCst);
+        let tail = self.tail.load(Relaxed);
+        if tail != head {
+            // A value, a push in progress, or the closed mark.
+            Attempt::Ready(())
+        } else {
+            Attempt::Wait(head)
+        }
+    }
+
     /// W2 of an async send.
     pub(crate) fn push_changed(&self, head: usize) -> bool {
         self.recheck_head(head) || self.is_closed()

@@ -46,6 +46,14 @@ use ::std::ops::{Deref, DerefMut};
 /// `std::sync::OnceLock`, for process-wide statics (the global pool). Not modelled: the models
 /// never use the global pool (each model execution must end with all its threads).
 pub(crate) type OnceLock<T> = ::std::sync::OnceLock<T>;
+
+/// A `std::task::Waker` that runs `W::wake`. `std::task::Wake` is implemented on std's `Arc`
+/// only, so this reference count is the one `std::sync::Arc` berth names outside the backends;
+/// it counts references to the waker itself, and whatever `wake` does (an unpark) goes through
+/// the facade, where the models see it.
+pub(crate) fn waker_from<W: ::std::task::Wake + Send + Sync + 'static>(w: W) -> ::std::task::Waker {
+    ::std::task::Waker::from(::std::sync::Arc::new(w))
+}
 use ::std::time::Duration;
 
 /// A mutex whose `lock` ignores poisoning, over the backend's mutex.

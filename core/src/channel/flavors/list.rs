@@ -273,6 +273,19 @@ impl<T> List<T> {
         }
     }
 
+    /// Whether a receive could proceed now, without receiving (a `select`'s `ready`): a message
+    /// is there or the list is disconnected, else the `pushed` value to re-check with
+    /// [`recv_changed`](Self::recv_changed).
+    pub(crate) fn recv_ready_observe(&self) -> Attempt<(), usize> {
+        let head = self.head.lock();
+        let pushed = self.pushed.load(Acquire);
+        if pushed & COUNT != head.count || pushed & DISCONNECTED != 0 {
+            Attempt::Ready(())
+        } else {
+            Attempt::Wait(pushed)
+        }
+    }
+
     /// W2 of an async receive: an RMW on the counter every push increments.
     pub(crate) fn recv_changed(&self, seen: usize) -> bool {
         self.pushed.fetch_add(0, AcqRel) != seen

@@ -94,10 +94,19 @@ enum Receiving<T> {
 struct State<T> {
     senders: VecDeque<Arc<Packet<T>>>,
     receivers: VecDeque<Receiving<T>>,
+    /// Threads in a `select` waiting for a receiver to send to (they hold no value yet): every
+    /// one is woken when a receiver starts waiting, and by `close`. Keyed by the address of the
+    /// select's operation.
+    select_senders: Vec<(usize, Waker)>,
     closed: bool,
 }
 
 impl<T> State<T> {
+    /// A receiver now waits: the selecting senders must look again.
+    fn wake_select_senders(&mut self, wakes: &mut Vec<Wake>) {
+        wakes.extend(self.select_senders.drain(..).map(|(_, w)| Wake::Task(w)));
+    }
+
     /// Takes the value of the first waiting sender and completes it.
     fn take_from_sender(&mut self) -> Option<(T, Wake)> {
         let sender = self.senders.pop_front()?;
@@ -146,6 +155,7 @@ impl<T> Zero<T> {
             state: Mutex::new(State {
                 senders: VecDeque::new(),
                 receivers: VecDeque::new(),
+                select_senders: Vec::new(),
                 closed: false,
             }),
         }
@@ -256,7 +266,12 @@ impl<T> Zero<T> {
             state
                 .receivers
                 .push_back(Receiving::Packet(Arc::clone(&packet)));
+            let mut wakes = Vec::new();
+            state.wake_select_senders(&mut wakes);
             drop(state);
+            for w in wakes {
+                w.wake();
+            }
             loop {
                 match packet.state.load(Acquire) {
                     DONE => return Ok(take(&packet)),
@@ -382,6 +397,18 @@ impl<T> Zero<T> {
             }
             return Poll::Ready(Err(RecvFail::Disconnected));
         }
+        Self::register_task(state, key, registered, waker);
+        Poll::Pending
+    }
+
+    /// Puts the task at `key` in the receivers' FIFO (or updates its waker, keeping its place);
+    /// a new receiver wakes the selecting senders.
+    fn register_task(
+        mut state: crate::sync::MutexGuard<'_, State<T>>,
+        key: usize,
+        registered: &mut bool,
+        waker: &Waker,
+    ) {
         for r in state.receivers.iter_mut() {
             if let Receiving::Task { key: k, waker: w } = r {
                 if *k == key {
@@ -389,7 +416,7 @@ impl<T> Zero<T> {
                         *w = waker.clone();
                     }
                     *registered = true;
-                    return Poll::Pending;
+                    return;
                 }
             }
         }
@@ -398,7 +425,12 @@ impl<T> Zero<T> {
             waker: waker.clone(),
         });
         *registered = true;
-        Poll::Pending
+        let mut wakes = Vec::new();
+        state.wake_select_senders(&mut wakes);
+        drop(state);
+        for w in wakes {
+            w.wake();
+        }
     }
 
     fn remove_task(state: &mut State<T>, key: usize) -> bool {
@@ -435,6 +467,88 @@ impl<T> Zero<T> {
         }
     }
 
+    /// Whether a send could find a receiver now (or the channel is closed), for a `select`
+    /// that has not registered anything.
+    pub(crate) fn is_send_ready(&self) -> bool {
+        let state = self.state.lock();
+        state.closed || !state.receivers.is_empty()
+    }
+
+    /// Whether a receive could find a sender now (or the channel is closed).
+    pub(crate) fn is_recv_ready(&self) -> bool {
+        let state = self.state.lock();
+        state.closed || !state.senders.is_empty()
+    }
+
+    /// One poll of a `select`'s send: ready if a receiver waits (one that is not this select's
+    /// own receive, registered with the same `waker`) or the channel is closed; otherwise
+    /// registers `waker` among the selecting senders, woken when a receiver starts waiting.
+    /// Nothing is reserved: the send itself happens when the selected operation is completed.
+    pub(crate) fn poll_send_ready(
+        &self,
+        key: usize,
+        registered: &mut bool,
+        waker: &Waker,
+    ) -> Poll<()> {
+        let mut state = self.state.lock();
+        let partner = state.receivers.iter().any(|r| match r {
+            Receiving::Packet(_) => true,
+            Receiving::Task { waker: w, .. } => !w.will_wake(waker),
+        });
+        if state.closed || partner {
+            if std::mem::take(registered) {
+                state.select_senders.retain(|(k, _)| *k != key);
+            }
+            return Poll::Ready(());
+        }
+        match state.select_senders.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, w)) => {
+                if !w.will_wake(waker) {
+                    *w = waker.clone();
+                }
+            }
+            None => state.select_senders.push((key, waker.clone())),
+        }
+        *registered = true;
+        Poll::Pending
+    }
+
+    /// A `select`'s send withdraws. Selecting senders are woken all at once, so a withdrawing
+    /// one owes no wakeup to another.
+    pub(crate) fn cancel_send_ready(&self, key: usize, registered: &mut bool) {
+        if std::mem::take(registered) {
+            self.state
+                .lock()
+                .select_senders
+                .retain(|(k, _)| *k != key);
+        }
+    }
+
+    /// One poll of a `select`'s `ready` on a receive: ready if a sender waits or the channel is
+    /// closed, without taking anything; otherwise registers as an async receiver does. If a
+    /// sender had woken it, the wakeup is passed on: whoever receives next takes the value.
+    pub(crate) fn poll_recv_ready(
+        &self,
+        key: usize,
+        registered: &mut bool,
+        waker: &Waker,
+    ) -> Poll<()> {
+        let mut wakes = Vec::new();
+        let mut state = self.state.lock();
+        if !state.senders.is_empty() || state.closed {
+            if std::mem::take(registered) && !Self::remove_task(&mut state, key) {
+                state.forward(&mut wakes);
+            }
+            drop(state);
+            for w in wakes {
+                w.wake();
+            }
+            return Poll::Ready(());
+        }
+        Self::register_task(state, key, registered, waker);
+        Poll::Pending
+    }
+
     /// Disconnects: every waiting sender gets its value back, every waiting receiver
     /// `Disconnected`, every waiting task is woken. True for the call that did it.
     pub(crate) fn close(&self) -> bool {
@@ -459,6 +573,7 @@ impl<T> Zero<T> {
                     Receiving::Task { waker, .. } => wakes.push(Wake::Task(waker)),
                 }
             }
+            state.wake_select_senders(&mut wakes);
         }
         for w in wakes {
             w.wake();

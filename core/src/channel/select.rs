@@ -1,0 +1,679 @@
+//! Waiting on several channel operations at once: [`Select`] and the [`select!`](crate::select)
+//! macro.
+//!
+//! # How a select waits
+//!
+//! A select is a thread polling one async operation per channel, with a waker that unparks it.
+//! Each operation sits in its channel's wait list exactly where a pending `recv_async` or
+//! `send_async` would, so the no-lost-wakeup argument of [`crate::park`] is the one the async
+//! channels already rest on (register, re-check with the structure's RMW, then sleep), and the
+//! same loom models check it. One round:
+//!
+//! 1. **Try** every operation without registering, starting at a random one (so that when
+//!    several are ready each is chosen with equal probability), spinning and yielding briefly
+//!    between rounds as a blocking receive does.
+//! 2. **Poll** every operation with this thread's waker: a receive that can take a message takes
+//!    it, a send that can proceed is chosen; otherwise the operation registers (W1) and re-checks
+//!    (W2). The first that is ready wins.
+//! 3. The winner's registration is already gone; every other operation is **withdrawn**. A
+//!    notifier removes the entry it wakes, so an operation that finds its entry gone was chosen
+//!    for a wakeup it will not use, and passes it on (`TaskWait::cancel`): a losing case never
+//!    swallows a wakeup another waiter needs. (The mutant `select_keeps_losing_registration`
+//!    skips the withdrawal; its loom model shows a receiver left asleep beside a message.)
+//! 4. If nothing was ready, the thread parks until woken, until the deadline, or until the
+//!    earliest timer channel among the operations is due, and goes back to 2.
+//!
+//! # What "selected" means
+//!
+//! - A selected **receive** has already received: the message (or the disconnection) is held by
+//!   the [`SelectedOperation`] until [`recv`](SelectedOperation::recv) hands it over. Exactly
+//!   one operation completes per select; the others consume nothing.
+//! - A selected **send** found the channel ready (room in a bounded channel, a receiver waiting
+//!   in a rendezvous channel, always for an unbounded one, or the channel disconnected); the
+//!   message is sent by [`send`](SelectedOperation::send), as `Sender::send` would send it.
+//!   Nothing is reserved in between: if another sender takes the room (or the waiting receiver)
+//!   first, `send` waits for the next, as `Sender::send` does. crossbeam-channel reserves the
+//!   slot instead, at the price of a consumer that can be held up by the selecting thread
+//!   between the selection and the send; berth keeps its channels' progress independent of
+//!   user code. A rendezvous send completes only when a receiver takes the value.
+//!
+//! Timer channels ([`after`](super::after), [`at`](super::at), [`tick`](super::tick),
+//! [`never`](super::never)) register nothing: the select parks no later than the earliest one is
+//! due.
+
+use super::err::{ReadyTimeoutError, SelectTimeoutError, TryReadyError, TrySelectError};
+use super::future::RecvState;
+use super::{Flavor, Receiver, RecvError, SendError, Sender, Shared};
+use crate::park::{with_local_waker, Attempt, Backoff, TaskWait};
+use std::cell::Cell;
+use std::fmt;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+/// One operation of a select, behind a trait object (the operations have different `T`s).
+trait Operation {
+    /// Completes (a receive) or finds ready (a send) without registering; true if it did.
+    fn try_ready(&mut self) -> bool;
+    /// Whether it could proceed now, without doing anything (for `ready`).
+    fn is_ready(&self) -> bool;
+    /// Registers with `cx`'s waker unless ready; `peek`: a receive only looks (for `ready`).
+    fn poll(&mut self, cx: &mut Context<'_>, peek: bool) -> Poll<()>;
+    /// Withdraws a registration, passing on a wakeup it was chosen for.
+    fn cancel(&mut self);
+    /// For a timer channel: when it is next due.
+    fn next_due(&self) -> Option<Instant>;
+    /// The address of the channel (to check that the completing handle is the selected one).
+    fn channel(&self) -> *const ();
+    fn is_send(&self) -> bool;
+    /// A receive: a pointer to its `Option<Result<T, RecvError>>`.
+    fn result(&mut self) -> *mut ();
+}
+
+fn channel_addr<T>(shared: &Shared<T>) -> *const () {
+    shared as *const Shared<T> as *const ()
+}
+
+fn is_timer<T>(shared: &Shared<T>) -> bool {
+    matches!(
+        shared.flavor,
+        Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_)
+    )
+}
+
+fn next_due<T>(shared: &Shared<T>) -> Option<Instant> {
+    use super::flavors::timer::Clock;
+    match &shared.flavor {
+        Flavor::At(c) => Clock::<T>::next_due(&c.0),
+        Flavor::Tick(c) => Clock::<T>::next_due(&c.0),
+        _ => None,
+    }
+}
+
+struct RecvOp<'a, T> {
+    receiver: &'a Receiver<T>,
+    state: RecvState,
+    /// Set once the operation completed (a receive is complete when it is selected).
+    result: Option<Result<T, RecvError>>,
+}
+
+impl<T> RecvOp<'_, T> {
+    fn key(&self) -> usize {
+        self as *const Self as usize
+    }
+}
+
+impl<T> Operation for RecvOp<'_, T> {
+    fn try_ready(&mut self) -> bool {
+        match self.receiver.try_recv() {
+            Ok(v) => {
+                self.result = Some(Ok(v));
+                true
+            }
+            Err(super::TryRecvError::Disconnected) => {
+                self.result = Some(Err(RecvError));
+                true
+            }
+            Err(super::TryRecvError::Empty) => false,
+        }
+    }
+
+    fn is_ready(&self) -> bool {
+        let shared = &*self.receiver.shared;
+        match &shared.flavor {
+            Flavor::Array(c) => matches!(c.queue().pop_ready_observe(), Attempt::Ready(())),
+            Flavor::List(c) => matches!(c.recv_ready_observe(), Attempt::Ready(())),
+            Flavor::Zero(c) => c.is_recv_ready(),
+            Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => shared.len() > 0,
+        }
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>, peek: bool) -> Poll<()> {
+        let shared = &*self.receiver.shared;
+        if is_timer(shared) {
+            // Nothing wakes a timer: the select parks no later than `next_due`.
+            return if peek {
+                if shared.len() > 0 {
+                    Poll::Ready(())
+                } else {
+                    Poll::Pending
+                }
+            } else if self.try_ready() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            };
+        }
+        let key = self.key();
+        if peek {
+            return self.state.poll_ready(shared, key, cx);
+        }
+        match self.state.poll(shared, key, cx) {
+            Poll::Ready(r) => {
+                self.result = Some(r);
+                Poll::Ready(())
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn cancel(&mut self) {
+        let key = self.key();
+        self.state.cancel(&self.receiver.shared, key);
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        next_due(&self.receiver.shared)
+    }
+
+    fn channel(&self) -> *const () {
+        channel_addr(&self.receiver.shared)
+    }
+
+    fn is_send(&self) -> bool {
+        false
+    }
+
+    fn result(&mut self) -> *mut () {
+        &mut self.result as *mut Option<Result<T, RecvError>> as *mut ()
+    }
+}
+
+struct SendOp<'a, T> {
+    sender: &'a Sender<T>,
+    wait: TaskWait,
+    /// Whether a rendezvous channel has this operation among its selecting senders.
+    zero_registered: bool,
+}
+
+impl<T> SendOp<'_, T> {
+    fn key(&self) -> usize {
+        self as *const Self as usize
+    }
+}
+
+impl<T> Operation for SendOp<'_, T> {
+    fn try_ready(&mut self) -> bool {
+        match &self.sender.shared.flavor {
+            Flavor::Array(c) => matches!(c.queue().push_ready_observe(), Attempt::Ready(())),
+            Flavor::List(_) => true,
+            Flavor::Zero(c) => c.is_send_ready(),
+            // No sender exists for a timer channel.
+            Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => true,
+        }
+    }
+
+    fn is_ready(&self) -> bool {
+        match &self.sender.shared.flavor {
+            Flavor::Array(c) => matches!(c.queue().push_ready_observe(), Attempt::Ready(())),
+            Flavor::Zero(c) => c.is_send_ready(),
+            Flavor::List(_) | Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => true,
+        }
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>, peek: bool) -> Poll<()> {
+        let key = self.key();
+        match &self.sender.shared.flavor {
+            Flavor::Array(c) => {
+                let q = c.queue();
+                if peek {
+                    self.wait.poll_peek(
+                        q.not_full(),
+                        key,
+                        cx.waker(),
+                        || q.push_ready_observe(),
+                        |&head| q.push_changed(head),
+                    )
+                } else {
+                    self.wait.poll(
+                        q.not_full(),
+                        key,
+                        cx.waker(),
+                        || q.push_ready_observe(),
+                        |&head| q.push_changed(head),
+                    )
+                }
+            }
+            Flavor::Zero(c) => c.poll_send_ready(key, &mut self.zero_registered, cx.waker()),
+            Flavor::List(_) | Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => Poll::Ready(()),
+        }
+    }
+
+    fn cancel(&mut self) {
+        let key = self.key();
+        match &self.sender.shared.flavor {
+            Flavor::Array(c) => self.wait.cancel(c.queue().not_full(), key),
+            Flavor::Zero(c) => c.cancel_send_ready(key, &mut self.zero_registered),
+            Flavor::List(_) | Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => {}
+        }
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        None
+    }
+
+    fn channel(&self) -> *const () {
+        channel_addr(&self.sender.shared)
+    }
+
+    fn is_send(&self) -> bool {
+        true
+    }
+
+    fn result(&mut self) -> *mut () {
+        std::ptr::null_mut()
+    }
+}
+
+/// A small xorshift generator for the random start of each round (no dependency). Under the
+/// models it starts from a fixed seed, so that every execution of a model is reproducible.
+#[derive(Debug)]
+struct Rng(u64);
+
+impl Rng {
+    fn new() -> Self {
+        if crate::sync::MODEL {
+            return Rng(0x9E37_79B9_7F4A_7C15);
+        }
+        crate::sync::thread::thread_local! {
+            static SEED: Cell<u64> = Cell::new({
+                use std::hash::{BuildHasher, Hasher};
+                let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+                h.write_u64(0x5EED);
+                h.finish() | 1
+            });
+        }
+        let seed = SEED
+            .try_with(|s| {
+                // A different stream for each select made on this thread.
+                let v = s.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+                s.set(v);
+                v
+            })
+            .unwrap_or(0x2545_F491_4F6C_DD1D);
+        Rng(seed | 1)
+    }
+
+    /// A uniformly distributed index below `n` (`n > 0`).
+    fn below(&mut self, n: usize) -> usize {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        // Multiply-shift: unbiased enough for n far below 2^32, and no division.
+        ((u128::from(x) * n as u128) >> 64) as usize
+    }
+}
+
+/// Waits on several channel operations at once and completes exactly one.
+///
+/// Add operations with [`recv`](Select::recv) and [`send`](Select::send) (each returns the
+/// operation's index), then wait with [`select`](Select::select) (or `try_select`,
+/// `select_timeout`, `select_deadline`) and complete the returned [`SelectedOperation`] with the
+/// handle it names. When several operations are ready, each is chosen with equal probability.
+/// A disconnected channel's operation is ready (its completion reports the error).
+///
+/// The [`select!`](crate::select) macro is the convenient form; `Select` is for a number of
+/// operations known only at run time. See the [module docs](self) for how it waits and what
+/// "selected" means for a send.
+///
+/// ```
+/// use berth::channel::{self, Select};
+/// use std::thread;
+///
+/// let (tx1, rx1) = channel::unbounded::<i32>();
+/// let (tx2, rx2) = channel::unbounded::<&str>();
+/// thread::spawn(move || tx2.send("hi").unwrap());
+///
+/// let mut sel = Select::new();
+/// let first = sel.recv(&rx1);
+/// let second = sel.recv(&rx2);
+/// let oper = sel.select(); // sleeps until one of them is ready
+/// match oper.index() {
+///     i if i == first => println!("{:?}", oper.recv(&rx1)),
+///     i if i == second => assert_eq!(oper.recv(&rx2), Ok("hi")),
+///     _ => unreachable!(),
+/// }
+/// # drop(tx1);
+/// ```
+pub struct Select<'a> {
+    ops: Vec<Option<Box<dyn Operation + 'a>>>,
+    rng: Rng,
+}
+
+/// An operation chosen by a [`Select`], which must be completed with
+/// [`recv`](SelectedOperation::recv) or [`send`](SelectedOperation::send) on the handle that was
+/// added for it.
+///
+/// # Panics
+///
+/// Dropping it without completing it panics (as crossbeam-channel's does): the select already
+/// chose it, and for a receive already took the message, which is then dropped with it.
+#[must_use = "the selected operation must be completed with `recv` or `send`"]
+pub struct SelectedOperation<'a> {
+    index: usize,
+    op: &'a mut (dyn Operation + 'a),
+    completed: bool,
+}
+
+impl<'a> Select<'a> {
+    /// An empty select.
+    pub fn new() -> Self {
+        Select {
+            ops: Vec::new(),
+            rng: Rng::new(),
+        }
+    }
+
+    /// Adds a send on `sender`'s channel; returns its index.
+    pub fn send<T>(&mut self, sender: &'a Sender<T>) -> usize {
+        self.add(Box::new(SendOp {
+            sender,
+            wait: TaskWait::new(),
+            zero_registered: false,
+        }))
+    }
+
+    /// Adds a receive on `receiver`'s channel; returns its index.
+    pub fn recv<T>(&mut self, receiver: &'a Receiver<T>) -> usize {
+        self.add(Box::new(RecvOp {
+            receiver,
+            state: RecvState::new(),
+            result: None,
+        }))
+    }
+
+    fn add(&mut self, op: Box<dyn Operation + 'a>) -> usize {
+        self.ops.push(Some(op));
+        self.ops.len() - 1
+    }
+
+    /// Removes the operation at `index` (a channel that is no longer of interest); the other
+    /// indices do not change.
+    ///
+    /// # Panics
+    ///
+    /// If there is no operation at `index` (never added, or removed already).
+    pub fn remove(&mut self, index: usize) {
+        match self.ops.get_mut(index) {
+            Some(op @ Some(_)) => *op = None,
+            _ => panic!("Select::remove: no operation at index {index}"),
+        }
+    }
+
+    /// Waits until one operation is ready and selects it.
+    ///
+    /// # Panics
+    ///
+    /// If no operation was added (it would wait forever).
+    pub fn select(&mut self) -> SelectedOperation<'_> {
+        assert!(
+            self.ops.iter().any(Option::is_some),
+            "Select::select: no operation was added, so it would wait forever"
+        );
+        match self.run(Some(None), false) {
+            Some(index) => self.selected(index),
+            None => unreachable!("a select without a deadline returns only when one is ready"),
+        }
+    }
+
+    /// Selects an operation that is ready now, if any.
+    pub fn try_select(&mut self) -> Result<SelectedOperation<'_>, TrySelectError> {
+        match self.run(None, false) {
+            Some(index) => Ok(self.selected(index)),
+            None => Err(TrySelectError),
+        }
+    }
+
+    /// Waits at most `timeout` for an operation to be ready and selects it.
+    pub fn select_timeout(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<SelectedOperation<'_>, SelectTimeoutError> {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.select_deadline(deadline),
+            None => Ok(self.select()),
+        }
+    }
+
+    /// Waits until `deadline` at most for an operation to be ready and selects it.
+    pub fn select_deadline(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<SelectedOperation<'_>, SelectTimeoutError> {
+        match self.run(Some(Some(deadline)), false) {
+            Some(index) => Ok(self.selected(index)),
+            None => Err(SelectTimeoutError),
+        }
+    }
+
+    /// Waits until one operation is ready and returns its index, without completing it.
+    ///
+    /// Nothing is taken: a receive only saw a message (or the disconnection), a send saw room.
+    /// By the time the caller acts, another thread may have taken that message or that room, so
+    /// the operation that follows should be a `try_` one, in a loop.
+    ///
+    /// # Panics
+    ///
+    /// If no operation was added.
+    pub fn ready(&mut self) -> usize {
+        assert!(
+            self.ops.iter().any(Option::is_some),
+            "Select::ready: no operation was added, so it would wait forever"
+        );
+        match self.run(Some(None), true) {
+            Some(index) => index,
+            None => unreachable!("a wait without a deadline returns only when one is ready"),
+        }
+    }
+
+    /// The index of an operation that is ready now, if any (see [`ready`](Select::ready)).
+    pub fn try_ready(&mut self) -> Result<usize, TryReadyError> {
+        self.run(None, true).ok_or(TryReadyError)
+    }
+
+    /// Waits at most `timeout` for an operation to be ready (see [`ready`](Select::ready)).
+    pub fn ready_timeout(&mut self, timeout: Duration) -> Result<usize, ReadyTimeoutError> {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.ready_deadline(deadline),
+            None => Ok(self.ready()),
+        }
+    }
+
+    /// Waits until `deadline` at most for an operation to be ready (see [`ready`](Select::ready)).
+    pub fn ready_deadline(&mut self, deadline: Instant) -> Result<usize, ReadyTimeoutError> {
+        self.run(Some(Some(deadline)), true)
+            .ok_or(ReadyTimeoutError)
+    }
+
+    fn selected(&mut self, index: usize) -> SelectedOperation<'_> {
+        let op = self.ops[index]
+            .as_deref_mut()
+            .expect("the selected operation is present");
+        SelectedOperation {
+            index,
+            op,
+            completed: false,
+        }
+    }
+
+    /// The select loop (module docs). `wait`: `None` = do not wait, `Some(None)` = forever,
+    /// `Some(Some(d))` = until `d`. `peek`: only find a ready operation (`ready`).
+    fn run(&mut self, wait: Option<Option<Instant>>, peek: bool) -> Option<usize> {
+        let live: Vec<usize> = (0..self.ops.len())
+            .filter(|&i| self.ops[i].is_some())
+            .collect();
+        let n = live.len();
+        let deadline = wait.flatten();
+        let timed_out = |parked: bool| {
+            // The models have no clock: a timed wait times out after its first park.
+            deadline.is_some_and(|d| (crate::sync::MODEL && parked) || Instant::now() >= d)
+        };
+
+        // 1. Try without registering.
+        let mut backoff = Backoff::new();
+        loop {
+            if n > 0 {
+                let start = self.rng.below(n);
+                for k in 0..n {
+                    let i = live[(start + k) % n];
+                    let op = self.ops[i].as_deref_mut().expect("live");
+                    let ready = if peek { op.is_ready() } else { op.try_ready() };
+                    if ready {
+                        return Some(i);
+                    }
+                }
+            }
+            if wait.is_none() || timed_out(false) {
+                return None;
+            }
+            if backoff.is_completed() {
+                break;
+            }
+            backoff.snooze();
+        }
+
+        // 2-4. Register, re-check, park.
+        let ops = &mut self.ops;
+        let rng = &mut self.rng;
+        with_local_waker(|parker, waker| {
+            let mut cx = Context::from_waker(waker);
+            let mut parked = false;
+            loop {
+                let mut chosen = None;
+                if n > 0 {
+                    let start = rng.below(n);
+                    for k in 0..n {
+                        let i = live[(start + k) % n];
+                        let op = ops[i].as_deref_mut().expect("live");
+                        if op.poll(&mut cx, peek).is_ready() {
+                            chosen = Some(i);
+                            break;
+                        }
+                    }
+                }
+                let give_up = chosen.is_none() && timed_out(parked);
+                if chosen.is_some() || give_up {
+                    // 3. Withdraw every other registration (forwarding absorbed wakeups). The
+                    // chosen operation's poll already withdrew its own.
+                    // MUTANT select_keeps_losing_registration: leave the losers registered, so
+                    // a later notifier wakes this thread (no longer waiting) instead of a waiter.
+                    if !cfg!(berth_mutant = "select_keeps_losing_registration") {
+                        for &i in &live {
+                            if Some(i) != chosen {
+                                ops[i].as_deref_mut().expect("live").cancel();
+                            }
+                        }
+                    }
+                    return chosen;
+                }
+                // 4. Sleep until woken, the deadline, or the earliest timer.
+                let timer = live
+                    .iter()
+                    .filter_map(|&i| ops[i].as_deref().expect("live").next_due())
+                    .min();
+                let wake_at = match (deadline, timer) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                parker.park_until(wake_at);
+                parked = true;
+            }
+        })
+    }
+}
+
+impl Default for Select<'_> {
+    fn default() -> Self {
+        Select::new()
+    }
+}
+
+impl Drop for Select<'_> {
+    fn drop(&mut self) {
+        // Under the mutant the losers stay registered; otherwise this finds nothing to do.
+        if !cfg!(berth_mutant = "select_keeps_losing_registration") {
+            for op in self.ops.iter_mut().flatten() {
+                op.cancel();
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Select<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Select")
+            .field("operations", &self.ops.iter().flatten().count())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> SelectedOperation<'a> {
+    /// The index of the selected operation (as returned by `Select::send` / `Select::recv`).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Completes the selected send: sends `msg` on `sender`'s channel (see the module docs: on
+    /// a bounded or rendezvous channel whose room another sender took in the meantime, this
+    /// waits as [`Sender::send`] does). Fails, handing `msg` back, if the channel is
+    /// disconnected.
+    ///
+    /// # Panics
+    ///
+    /// If the selected operation is not a send on `sender`'s channel.
+    pub fn send<T>(mut self, sender: &Sender<T>, msg: T) -> Result<(), SendError<T>> {
+        assert!(
+            self.op.is_send() && self.op.channel() == channel_addr(&sender.shared),
+            "SelectedOperation::send: the selected operation (index {}) is not a send on this \
+             sender's channel",
+            self.index
+        );
+        self.completed = true;
+        sender.send(msg)
+    }
+
+    /// Completes the selected receive: the message it took, or `Err(RecvError)` if the channel
+    /// was empty and disconnected.
+    ///
+    /// # Panics
+    ///
+    /// If the selected operation is not a receive on `receiver`'s channel.
+    pub fn recv<T>(mut self, receiver: &Receiver<T>) -> Result<T, RecvError> {
+        assert!(
+            !self.op.is_send() && self.op.channel() == channel_addr(&receiver.shared),
+            "SelectedOperation::recv: the selected operation (index {}) is not a receive on \
+             this receiver's channel",
+            self.index
+        );
+        let slot = self.op.result() as *mut Option<Result<T, RecvError>>;
+        // SAFETY: the operation is a receive (`is_send` is false, so it is a `RecvOp<U>` and
+        // `result` points at its `Option<Result<U, RecvError>>`) on the channel at the same
+        // address as `receiver`'s, which the operation's own `&Receiver<U>` keeps alive. One
+        // live allocation has one type: `Shared<U>` is `Shared<T>`, so `U` is `T`. We hold the
+        // operation by `&mut`, so nothing else touches the slot.
+        let result = unsafe { (*slot).take() };
+        self.completed = true;
+        result.expect("a selected receive holds its result until it is completed")
+    }
+}
+
+impl Drop for SelectedOperation<'_> {
+    fn drop(&mut self) {
+        if !self.completed && !std::thread::panicking() {
+            panic!(
+                "dropped a SelectedOperation (index {}) without completing it: call `recv` or \
+                 `send` with the handle that was selected",
+                self.index
+            );
+        }
+    }
+}
+
+impl fmt::Debug for SelectedOperation<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SelectedOperation")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
