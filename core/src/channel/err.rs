@@ -258,6 +258,12 @@ macro_rules! select_error {
     };
 }
 select_error!(TrySelectError, "no operation was ready");
-select_error!(SelectTimeoutError, "timed out waiting for an operation to be ready");
+select_error!(
+    SelectTimeoutError,
+    "timed out waiting for an operation to be ready"
+);
 select_error!(TryReadyError, "no operation was ready");
-select_error!(ReadyTimeoutError, "timed out waiting for an operation to be ready");
+select_error!(
+    ReadyTimeoutError,
+    "timed out waiting for an operation to be ready"
+);

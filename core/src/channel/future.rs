@@ -340,7 +340,7 @@ impl RecvState {
             ),
             Flavor::Zero(c) => c.poll_recv_ready(key, &mut self.zero_registered, cx.waker()),
             Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => {
-                if shared.len() > 0 {
+                if !shared.is_empty() {
                     Poll::Ready(())
                 } else {
                     Poll::Pending

@@ -68,8 +68,8 @@ pub use err::{
     ReadyTimeoutError, RecvError, RecvTimeoutError, SelectTimeoutError, SendError,
     SendTimeoutError, TryReadyError, TryRecvError, TrySelectError, TrySendError,
 };
-pub use select::{Select, SelectedOperation};
 pub use future::{RecvFuture, SendFuture};
+pub use select::{Select, SelectedOperation};
 
 use crate::queue::deadline_after;
 use crate::sync::atomic::{

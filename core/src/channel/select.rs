@@ -123,7 +123,7 @@ impl<T> Operation for RecvOp<'_, T> {
             Flavor::Array(c) => matches!(c.queue().pop_ready_observe(), Attempt::Ready(())),
             Flavor::List(c) => matches!(c.recv_ready_observe(), Attempt::Ready(())),
             Flavor::Zero(c) => c.is_recv_ready(),
-            Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => shared.len() > 0,
+            Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => !shared.is_empty(),
         }
     }
 
@@ -132,7 +132,7 @@ impl<T> Operation for RecvOp<'_, T> {
         if is_timer(shared) {
             // Nothing wakes a timer: the select parks no later than `next_due`.
             return if peek {
-                if shared.len() > 0 {
+                if !shared.is_empty() {
                     Poll::Ready(())
                 } else {
                     Poll::Pending

@@ -216,9 +216,29 @@ impl fmt::Debug for Unparker {
     }
 }
 
+/// This thread's parker, and a waker that unparks it. One thread-local, not two: loom runs a
+/// thread's thread-local destructors in an order of its own choosing, and two destructors that
+/// each drop a loom `Arc` would make a model's executions differ.
+struct Local {
+    parker: Parker,
+    waker: Waker,
+}
+
+impl Local {
+    fn new() -> Self {
+        let parker = Parker::new();
+        let waker = unparker_waker(parker.unparker().clone());
+        Local { parker, waker }
+    }
+}
+
 crate::sync::thread::thread_local! {
-    static LOCAL: Parker = Parker::new();
-    static LOCAL_WAKER: Waker = LOCAL.with(|p| unparker_waker(p.unparker().clone()));
+    static LOCAL: Local = Local::new();
+}
+
+/// Runs `f` with this thread's parker (a fresh one while thread-locals are being destroyed).
+pub(crate) fn with_local_parker<R>(f: impl FnOnce(&Parker) -> R) -> R {
+    with_local_waker(|parker, _| f(parker))
 }
 
 /// Wakes a thread through its unparker: lets a thread wait where async tasks wait (a `select`
@@ -246,27 +266,12 @@ fn unparker_waker(unparker: Unparker) -> Waker {
 /// thread-locals are being destroyed).
 pub(crate) fn with_local_waker<R>(f: impl FnOnce(&Parker, &Waker) -> R) -> R {
     let mut f = Some(f);
-    let done = LOCAL.try_with(|p| {
-        LOCAL_WAKER
-            .try_with(|w| (f.take().expect("called once"))(p, w))
-            .ok()
-    });
-    match done {
-        Ok(Some(r)) => r,
-        _ => {
-            let parker = Parker::new();
-            let waker = unparker_waker(parker.unparker().clone());
-            (f.take().expect("not called yet"))(&parker, &waker)
-        }
-    }
-}
-
-/// Runs `f` with this thread's parker (a fresh one while thread-locals are being destroyed).
-pub(crate) fn with_local_parker<R>(f: impl FnOnce(&Parker) -> R) -> R {
-    let mut f = Some(f);
-    match LOCAL.try_with(|p| (f.take().expect("called once"))(p)) {
+    match LOCAL.try_with(|l| (f.take().expect("called once"))(&l.parker, &l.waker)) {
         Ok(r) => r,
-        Err(_) => (f.take().expect("not called yet"))(&Parker::new()),
+        Err(_) => {
+            let local = Local::new();
+            (f.take().expect("not called yet"))(&local.parker, &local.waker)
+        }
     }
 }
 

@@ -517,10 +517,7 @@ impl<T> Zero<T> {
     /// one owes no wakeup to another.
     pub(crate) fn cancel_send_ready(&self, key: usize, registered: &mut bool) {
         if std::mem::take(registered) {
-            self.state
-                .lock()
-                .select_senders
-                .retain(|(k, _)| *k != key);
+            self.state.lock().select_senders.retain(|(k, _)| *k != key);
         }
     }
 

@@ -1,0 +1,141 @@
+//! loom models of `berth::channel::Select` / `select!`: exactly one operation completes and the
+//! other message stays; a select racing a disconnect; a select on a rendezvous send completes
+//! only when the value is taken; a losing case's registration is withdrawn (the mutant
+//! `select_keeps_losing_registration` leaves it, a later send wakes the selecting thread instead
+//! of the receiver behind it, and loom reports the deadlock) and a wakeup it was chosen for is
+//! passed on.
+//!
+//! Under the models a select's random start is a fixed sequence (`crate::sync::MODEL`), so every
+//! execution of a model is reproducible; loom varies the interleavings, not the choice.
+#![cfg(loom)]
+
+use berth::channel::{self, RecvError};
+use berth::select;
+use loom::thread;
+
+/// One sender on each of two channels, one select: exactly one completes, the other message
+/// stays in its channel.
+#[test]
+fn select_two_channels_exactly_one_completes() {
+    loom::model(|| {
+        let (ta, ra) = channel::bounded::<u32>(1);
+        let (tb, rb) = channel::unbounded::<u32>();
+        let a = thread::spawn(move || ta.send(1).unwrap());
+        let b = thread::spawn(move || tb.send(2).unwrap());
+        let got = select! {
+            recv(ra) -> m => m.unwrap(),
+            recv(rb) -> m => m.unwrap(),
+        };
+        a.join().unwrap();
+        b.join().unwrap();
+        let (left, other) = if got == 1 { (&rb, 2) } else { (&ra, 1) };
+        assert!(got == 1 || got == 2);
+        assert_eq!(left.try_recv(), Ok(other), "the losing message stays");
+        assert!(
+            ra.is_empty() && rb.is_empty(),
+            "nothing else was taken or left"
+        );
+    });
+}
+
+/// A select racing the drop of the only sender: it returns the message sent before the drop,
+/// or the disconnection once the channel is empty, and never hangs.
+#[test]
+fn select_racing_a_disconnect() {
+    for send_first in [false, true] {
+        loom::model(move || {
+            let (ta, ra) = channel::bounded::<u32>(1);
+            let (_keep, rb) = channel::unbounded::<u32>();
+            let closer = thread::spawn(move || {
+                if send_first {
+                    ta.send(5).unwrap();
+                }
+                drop(ta);
+            });
+            let got = select! {
+                recv(ra) -> m => m,
+                recv(rb) -> _ => unreachable!("nothing is sent on b"),
+            };
+            if send_first {
+                assert_eq!(got, Ok(5), "a message sent before the close is never lost");
+            } else {
+                assert_eq!(got, Err(RecvError));
+            }
+            closer.join().unwrap();
+        });
+    }
+}
+
+/// A select's send on a rendezvous channel completes only when a receiver takes the value.
+#[test]
+fn select_on_a_rendezvous_send() {
+    loom::model(|| {
+        let (tx, rx) = channel::bounded::<u32>(0);
+        let (keep, _idle) = channel::bounded::<u32>(0);
+        let receiver = thread::spawn(move || rx.recv());
+        let res = select! {
+            send(tx, 9) -> r => r,
+            send(keep, 0) -> _ => unreachable!("nobody receives on the idle channel"),
+        };
+        assert_eq!(res, Ok(()));
+        assert_eq!(receiver.join().unwrap(), Ok(9));
+    });
+}
+
+/// A select over A and B that B wins must not stay registered on A: a receiver that then
+/// blocks on A must be the one a send on A wakes.
+#[test]
+fn losing_registration_is_withdrawn() {
+    loom::model(|| {
+        let (ta, ra) = channel::unbounded::<u32>();
+        let (tb, rb) = channel::unbounded::<u32>();
+        let ra2 = ra.clone();
+        let selector = thread::spawn(move || {
+            select! {
+                recv(ra) -> _ => unreachable!("A is sent on only later"),
+                recv(rb) -> m => m.unwrap(),
+            }
+        });
+        let sender = thread::spawn(move || tb.send(2).unwrap());
+        sender.join().unwrap();
+        assert_eq!(selector.join().unwrap(), 2);
+        // This thread now blocks on A; a send on A must wake it, not the finished select. (It
+        // keeps a sender, so the late sender's drop does not disconnect A and wake it anyway.)
+        let keep = ta.clone();
+        let late = thread::spawn(move || ta.send(1).unwrap());
+        assert_eq!(ra2.recv(), Ok(1));
+        late.join().unwrap();
+        drop(keep);
+    });
+}
+
+/// A select chosen for a wakeup on A that completes B instead passes the wakeup on: the
+/// receiver blocked behind it on A gets A's message.
+#[test]
+fn losing_case_passes_on_its_wakeup() {
+    loom::model(|| {
+        let (ta, ra) = channel::unbounded::<u32>();
+        let (tb, rb) = channel::unbounded::<u32>();
+        let ra2 = ra.clone();
+        let rb2 = rb.clone();
+        let selector = thread::spawn(move || {
+            select! {
+                recv(ra) -> m => m.unwrap(),
+                recv(rb) -> m => m.unwrap(),
+            }
+        });
+        let receiver = thread::spawn(move || ra2.recv());
+        ta.send(1).unwrap();
+        tb.send(2).unwrap();
+        let got = selector.join().unwrap();
+        if got == 1 {
+            // The select took A's message: the receiver needs another one.
+            ta.send(3).unwrap();
+            assert_eq!(receiver.join().unwrap(), Ok(3));
+            assert_eq!(rb2.try_recv(), Ok(2));
+        } else {
+            assert_eq!(got, 2);
+            assert_eq!(receiver.join().unwrap(), Ok(1));
+        }
+    });
+}
