@@ -109,6 +109,10 @@ impl<T> Receiver<T> {
     /// batch), and returns how many it appended. `limit == 0` returns `Ok(0)` at once. Fails
     /// once the channel is empty and disconnected.
     ///
+    /// On a bounded channel the messages that are there are claimed as one batch (one atomic
+    /// read-modify-write for the whole batch, since no other receiver can compete), and a batch
+    /// that frees `n` slots wakes up to `n` blocked senders at once.
+    ///
     /// ```
     /// let (tx, mut rx) = berth::channel::mpsc::unbounded();
     /// for i in 0..5 {
@@ -125,8 +129,13 @@ impl<T> Receiver<T> {
         if limit == 0 {
             return Ok(0);
         }
+        // Take what is there as one batch; wait only if nothing is.
+        let n = drain_ready(&self.inner, buf, limit);
+        if n > 0 {
+            return Ok(n);
+        }
         buf.push(self.inner.recv()?);
-        Ok(1 + self.drain_ready(buf, limit - 1))
+        Ok(1 + drain_ready(&self.inner, buf, limit - 1))
     }
 
     /// [`recv_many`](Self::recv_many), waiting asynchronously for the first message.
@@ -144,21 +153,6 @@ impl<T> Receiver<T> {
             done: false,
             _pinned: PhantomPinned,
         }
-    }
-
-    /// Moves up to `max` messages available now into `buf`.
-    fn drain_ready(&self, buf: &mut Vec<T>, max: usize) -> usize {
-        let mut n = 0;
-        while n < max {
-            match self.inner.try_recv() {
-                Ok(v) => {
-                    buf.push(v);
-                    n += 1;
-                }
-                Err(_) => break,
-            }
-        }
-        n
     }
 
     /// The number of messages in the channel.
@@ -216,6 +210,26 @@ impl<T> fmt::Debug for Receiver<T> {
     }
 }
 
+/// Moves up to `max` messages available now into `buf`, and returns how many. On a bounded
+/// channel they are claimed as one batch (one RMW on the queue's `head`, up to that many blocked
+/// senders woken at once); the other flavours take them one by one.
+fn drain_ready<T>(receiver: &super::Receiver<T>, buf: &mut Vec<T>, max: usize) -> usize {
+    if let super::Flavor::Array(c) = &receiver.shared.flavor {
+        return c.queue().pop_batch(buf, max);
+    }
+    let mut n = 0;
+    while n < max {
+        match receiver.try_recv() {
+            Ok(v) => {
+                buf.push(v);
+                n += 1;
+            }
+            Err(_) => break,
+        }
+    }
+    n
+}
+
 /// The future of [`Receiver::recv_many_async`].
 #[must_use = "futures do nothing unless polled"]
 pub struct RecvManyFuture<'a, T> {
@@ -248,17 +262,7 @@ impl<T> Future for RecvManyFuture<'_, T> {
             Poll::Ready(Ok(first)) => {
                 this.done = true;
                 this.buf.push(first);
-                let mut n = 1;
-                while n < this.limit {
-                    match this.receiver.try_recv() {
-                        Ok(v) => {
-                            this.buf.push(v);
-                            n += 1;
-                        }
-                        Err(_) => break,
-                    }
-                }
-                Poll::Ready(Ok(n))
+                Poll::Ready(Ok(1 + drain_ready(this.receiver, this.buf, this.limit - 1)))
             }
         }
     }

@@ -107,6 +107,20 @@ impl WaitList {
         }
     }
 
+    /// Wakes up to `n` of the longest-registered waiters (a batch that freed `n` slots). Stops
+    /// at the first read of an empty list, so a batch with nobody waiting costs one load. Each
+    /// later read of the count is at least as new as the first (coherence), so the re-check
+    /// argument of [`notify_one`](Self::notify_one) covers every waiter it could miss.
+    #[inline]
+    pub(crate) fn notify_many(&self, n: usize) {
+        for _ in 0..n {
+            if self.sleepers.load(Relaxed) == 0 {
+                break;
+            }
+            self.notify_one_slow();
+        }
+    }
+
     #[cold]
     fn notify_one_slow(&self) {
         let chosen = {
