@@ -94,7 +94,7 @@ tsan:
 	RUSTFLAGS="-Zsanitizer=thread" CARGO_TARGET_DIR=target/tsan TSAN_OPTIONS="halt_on_error=1" \
 		$(CARGO) $(NIGHTLY) test -Zbuild-std --target $(TSAN_TARGET) -p berth \
 		--test queue_suite --test channel_suite --test spsc_suite --test scq_threshold \
-		--test deque_suite --test pool_suite --test channel_async --test channel_select
+		--test deque_suite --test pool_suite --test channel_async --test channel_select --test channel_mpsc
 
 ## fuzz: each cargo-fuzz target in fuzz/fuzz_targets/ for FUZZ_SECS seconds (nightly; see
 ## fuzz/README.md). fuzz/ is its own workspace, so `make test` never builds it. An input that
