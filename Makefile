@@ -13,7 +13,7 @@ NIGHTLY ?= +nightly
 LOOM_TARGET := target/loom
 LOOM_ENV := RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET) LOOM_MAX_PREEMPTIONS=3
 
-.PHONY: all test verify setup unsafe-inventory fmt-check clippy unit loom loom-futex loom-condvar shuttle mutants miri tsan fuzz bench report-allocator report-scq-threshold help
+.PHONY: all test verify setup unsafe-inventory fmt-check clippy doc unit loom loom-futex loom-condvar shuttle mutants miri tsan fuzz bench report-allocator report-scq-threshold help
 
 all: test
 
@@ -26,7 +26,7 @@ help:
 	@echo "make report-scq-threshold  does ScqQueue strand a value? mutant vs fix (reports/scq-threshold/README.md)"
 
 ## test: what CI runs.
-test: fmt-check unsafe-inventory clippy unit loom shuttle mutants
+test: fmt-check unsafe-inventory clippy doc unit loom shuttle mutants
 	@echo "make test: all passed"
 
 ## verify: every checker, after setup (a fresh machine needs nothing else).
@@ -54,6 +54,10 @@ clippy:
 	$(CARGO) clippy -p berth --all-targets --features futures -- -D warnings
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom $(CARGO) clippy -p berth-models --tests -- -D warnings
 	RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle $(CARGO) clippy -p berth-models --tests -- -D warnings
+
+## doc: the API docs build with no warning (broken or private intra-doc links fail).
+doc:
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p berth --no-deps --features futures
 
 unit:
 	$(CARGO) test --workspace

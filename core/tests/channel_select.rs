@@ -770,3 +770,42 @@ fn losing_registrations_do_not_swallow_later_wakeups() {
         }
     });
 }
+
+/// Two threads exchange values over two rendezvous channels, each looping a select over "send
+/// to the other" and "receive from the other" (a program that is correct under
+/// crossbeam-channel). Each select's send is ready only because the other select's receive is
+/// waiting; if both selected their sends on that basis and withdrew their receives, both would
+/// block in `send` with no receiver left on either channel. A select's rendezvous send must
+/// claim the waiting select's receive, so that exactly one of them commits to each exchange.
+/// (Found by the shuttle model `rendezvous_exchange_between_two_selects`; before the fix this
+/// hung within a few thousand rounds.)
+#[test]
+fn two_selects_exchange_over_rendezvous_channels() {
+    let rounds: u32 = if cfg!(miri) { 20 } else { 20_000 };
+    with_watchdog(WATCHDOG_SECS, "two selects exchanging", move || {
+        fn peer(out: &Sender<u32>, inc: &Receiver<u32>, rounds: u32) -> u64 {
+            let (mut sent, mut got, mut sum) = (0, 0, 0u64);
+            while sent < rounds || got < rounds {
+                let mut sel = Select::new();
+                let r = (got < rounds).then(|| sel.recv(inc));
+                let s = (sent < rounds).then(|| sel.send(out));
+                let oper = sel.select();
+                if Some(oper.index()) == r {
+                    sum += u64::from(oper.recv(inc).expect("the other peer is alive"));
+                    got += 1;
+                } else {
+                    assert_eq!(Some(oper.index()), s);
+                    oper.send(out, sent).expect("the other peer is alive");
+                    sent += 1;
+                }
+            }
+            sum
+        }
+        let (ab_tx, ab_rx) = channel::bounded::<u32>(0);
+        let (ba_tx, ba_rx) = channel::bounded::<u32>(0);
+        let a = thread::spawn(move || peer(&ab_tx, &ba_rx, rounds));
+        let expect = u64::from(rounds) * u64::from(rounds - 1) / 2;
+        assert_eq!(peer(&ba_tx, &ab_rx, rounds), expect);
+        assert_eq!(join(a), expect);
+    });
+}

@@ -139,3 +139,38 @@ fn losing_case_passes_on_its_wakeup() {
         }
     });
 }
+
+/// Two threads exchange one value each over two rendezvous channels, each selecting over
+/// "send to the other" and "receive from the other" until it has done both. Each select's send
+/// can pair with the other select's waiting receive only by claiming it (`SelectCtx`), so the
+/// two never both commit to sending (which would leave both blocked in `send` with no receiver
+/// left: loom reports that as a deadlock).
+#[test]
+fn two_selects_exchange_over_rendezvous_channels() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.check(|| {
+        fn peer(out: &channel::Sender<u32>, inc: &channel::Receiver<u32>, mine: u32) -> u32 {
+            let (mut sent, mut got) = (false, None);
+            while !sent || got.is_none() {
+                let mut sel = berth::channel::Select::new();
+                let r = got.is_none().then(|| sel.recv(inc));
+                let s = (!sent).then(|| sel.send(out));
+                let oper = sel.select();
+                if Some(oper.index()) == r {
+                    got = Some(oper.recv(inc).unwrap());
+                } else {
+                    assert_eq!(Some(oper.index()), s);
+                    oper.send(out, mine).unwrap();
+                    sent = true;
+                }
+            }
+            got.unwrap()
+        }
+        let (ab_tx, ab_rx) = channel::bounded::<u32>(0);
+        let (ba_tx, ba_rx) = channel::bounded::<u32>(0);
+        let a = thread::spawn(move || peer(&ab_tx, &ba_rx, 1));
+        assert_eq!(peer(&ba_tx, &ab_rx, 2), 1);
+        assert_eq!(a.join().unwrap(), 2);
+    });
+}

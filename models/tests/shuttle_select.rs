@@ -800,14 +800,14 @@ fn a_select_that_left_strands_no_receiver() {
 /// 3): a correct program under crossbeam-channel's `select!` (whose grammar `berth::select!`
 /// takes), since at any moment one of the two pairs can meet.
 ///
-/// It deadlocks under berth: both threads register their receive, each then finds the other's
-/// receive waiting and selects its *send* (a selected send reserves nothing: module docs of
-/// `berth::channel::select`), both withdraw their receives, and both block in
-/// `SelectedOperation::send` with no receiver left on either channel. Shuttle reports
-/// `deadlock!` within a few schedules. Ignored until berth's select pairs a selected rendezvous
-/// send with the receiver it saw (as crossbeam-channel does); run it with `--ignored`.
+/// Before berth's selects claimed each other's rendezvous receives (`SelectCtx` in
+/// `core/src/channel/flavors/zero.rs`) this deadlocked within a few schedules: both threads
+/// registered their receive, each found the other's receive waiting and selected its *send*,
+/// both withdrew their receives, and both blocked in `SelectedOperation::send` with no receiver
+/// left on either channel. Now a select's send pairs with another select's receive only by
+/// claiming it, and a select that is polling cannot be claimed, so one of the two commits to
+/// receiving.
 #[test]
-#[ignore = "berth's select deadlocks here: a selected rendezvous send reserves no receiver"]
 fn rendezvous_exchange_between_two_selects() {
     fn peer(out: &Sender<u32>, inc: &Receiver<u32>, base: u32) -> Vec<u32> {
         let (mut sent, mut got) = (0, Vec::new());

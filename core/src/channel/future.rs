@@ -19,7 +19,7 @@
 //! - A future re-polled with a different waker is woken through the new one.
 
 use super::flavors::timer::Clock;
-use super::flavors::zero::Packet;
+use super::flavors::zero::{Packet, SelectCtx};
 use super::{Flavor, Receiver, RecvError, SendError, Sender, Shared};
 use crate::park::{with_local_parker, Attempt, Handover, TaskWait};
 use crate::sync::{Arc, Mutex};
@@ -33,7 +33,7 @@ use std::time::Instant;
 /// The future of [`Sender::send_async`].
 ///
 /// **Cancel safety:** dropping it while pending drops the value it has not sent (nothing of it
-/// is in the channel); see the [module docs](self).
+/// is in the channel).
 #[must_use = "futures do nothing unless polled"]
 pub struct SendFuture<'a, T> {
     sender: &'a Sender<T>,
@@ -45,7 +45,7 @@ pub struct SendFuture<'a, T> {
 /// The future of [`Receiver::recv_async`].
 ///
 /// **Cancel safety:** dropping it while pending consumes no message, and passes on a wakeup it
-/// had been chosen for; see the [module docs](self).
+/// had been chosen for.
 #[must_use = "futures do nothing unless polled"]
 pub struct RecvFuture<'a, T> {
     receiver: &'a Receiver<T>,
@@ -272,6 +272,18 @@ impl RecvState {
         key: usize,
         cx: &mut Context<'_>,
     ) -> Poll<Result<T, RecvError>> {
+        self.poll_in(shared, key, cx, None)
+    }
+
+    /// [`poll`](Self::poll) for a receive of a `select` whose claim word is `ctx` (used by the
+    /// rendezvous flavour only).
+    pub(crate) fn poll_in<T>(
+        &mut self,
+        shared: &Shared<T>,
+        key: usize,
+        cx: &mut Context<'_>,
+        ctx: Option<&Arc<SelectCtx>>,
+    ) -> Poll<Result<T, RecvError>> {
         let RecvState {
             wait,
             zero_registered,
@@ -303,11 +315,26 @@ impl RecvState {
                 |&seen| c.recv_changed(seen),
             ),
             Flavor::Zero(c) => c
-                .poll_recv(key, zero_registered, cx.waker())
+                .poll_recv(key, zero_registered, cx.waker(), ctx)
                 .map(|r| r.map_err(|_| RecvError)),
             Flavor::At(c) => poll_timer(&c.0, timer, cx.waker()),
             Flavor::Tick(c) => poll_timer(&c.0, timer, cx.waker()),
             Flavor::Never(c) => poll_timer::<T, _>(&c.0, timer, cx.waker()),
+        }
+    }
+
+    /// Completes a `select`'s receive that a rendezvous sender claimed (see [`SelectCtx`]):
+    /// receives, waiting as a blocked thread does.
+    pub(crate) fn recv_claimed<T>(
+        &mut self,
+        receiver: &Receiver<T>,
+        key: usize,
+    ) -> Result<T, RecvError> {
+        match &receiver.shared.flavor {
+            Flavor::Zero(c) => c
+                .recv_claimed(key, &mut self.zero_registered)
+                .map_err(|_| RecvError),
+            _ => unreachable!("only a rendezvous receive is claimed"),
         }
     }
 

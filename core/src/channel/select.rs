@@ -1,50 +1,12 @@
 //! Waiting on several channel operations at once: [`Select`] and the [`select!`](crate::select)
 //! macro.
-//!
-//! # How a select waits
-//!
-//! A select is a thread polling one async operation per channel, with a waker that unparks it.
-//! Each operation sits in its channel's wait list exactly where a pending `recv_async` or
-//! `send_async` would, so the no-lost-wakeup argument of [`crate::park`] is the one the async
-//! channels already rest on (register, re-check with the structure's RMW, then sleep), and the
-//! same loom models check it. One round:
-//!
-//! 1. **Try** every operation without registering, starting at a random one (so that when
-//!    several are ready each is chosen with equal probability), spinning and yielding briefly
-//!    between rounds as a blocking receive does.
-//! 2. **Poll** every operation with this thread's waker: a receive that can take a message takes
-//!    it, a send that can proceed is chosen; otherwise the operation registers (W1) and re-checks
-//!    (W2). The first that is ready wins.
-//! 3. The winner's registration is already gone; every other operation is **withdrawn**. A
-//!    notifier removes the entry it wakes, so an operation that finds its entry gone was chosen
-//!    for a wakeup it will not use, and passes it on (`TaskWait::cancel`): a losing case never
-//!    swallows a wakeup another waiter needs. (The mutant `select_keeps_losing_registration`
-//!    skips the withdrawal; its loom model shows a receiver left asleep beside a message.)
-//! 4. If nothing was ready, the thread parks until woken, until the deadline, or until the
-//!    earliest timer channel among the operations is due, and goes back to 2.
-//!
-//! # What "selected" means
-//!
-//! - A selected **receive** has already received: the message (or the disconnection) is held by
-//!   the [`SelectedOperation`] until [`recv`](SelectedOperation::recv) hands it over. Exactly
-//!   one operation completes per select; the others consume nothing.
-//! - A selected **send** found the channel ready (room in a bounded channel, a receiver waiting
-//!   in a rendezvous channel, always for an unbounded one, or the channel disconnected); the
-//!   message is sent by [`send`](SelectedOperation::send), as `Sender::send` would send it.
-//!   Nothing is reserved in between: if another sender takes the room (or the waiting receiver)
-//!   first, `send` waits for the next, as `Sender::send` does. crossbeam-channel reserves the
-//!   slot instead, at the price of a consumer that can be held up by the selecting thread
-//!   between the selection and the send; berth keeps its channels' progress independent of
-//!   user code. A rendezvous send completes only when a receiver takes the value.
-//!
-//! Timer channels ([`after`](super::after), [`at`](super::at), [`tick`](super::tick),
-//! [`never`](super::never)) register nothing: the select parks no later than the earliest one is
-//! due.
 
 use super::err::{ReadyTimeoutError, SelectTimeoutError, TryReadyError, TrySelectError};
+use super::flavors::zero::SelectCtx;
 use super::future::RecvState;
 use super::{Flavor, Receiver, RecvError, SendError, Sender, Shared};
 use crate::park::{with_local_waker, Attempt, Backoff, TaskWait};
+use crate::sync::Arc;
 use std::cell::Cell;
 use std::fmt;
 use std::task::{Context, Poll};
@@ -56,8 +18,14 @@ trait Operation {
     fn try_ready(&mut self) -> bool;
     /// Whether it could proceed now, without doing anything (for `ready`).
     fn is_ready(&self) -> bool;
-    /// Registers with `cx`'s waker unless ready; `peek`: a receive only looks (for `ready`).
-    fn poll(&mut self, cx: &mut Context<'_>, peek: bool) -> Poll<()>;
+    /// Registers with `cx`'s waker unless ready; `peek`: only look (for `ready`). `ctx`: this
+    /// select's claim word (rendezvous channels: see [`SelectCtx`]).
+    fn poll(&mut self, cx: &mut Context<'_>, peek: bool, ctx: &Arc<SelectCtx>) -> Poll<()>;
+    /// A receive whose select was claimed by a rendezvous sender (see [`SelectCtx`]): receive,
+    /// waiting for that sender (or another) as `Receiver::recv` does.
+    fn complete_claimed(&mut self);
+    /// The key its rendezvous registration carries (the claim names it).
+    fn key(&self) -> usize;
     /// Withdraws a registration, passing on a wakeup it was chosen for.
     fn cancel(&mut self);
     /// For a timer channel: when it is next due.
@@ -96,12 +64,6 @@ struct RecvOp<'a, T> {
     result: Option<Result<T, RecvError>>,
 }
 
-impl<T> RecvOp<'_, T> {
-    fn key(&self) -> usize {
-        self as *const Self as usize
-    }
-}
-
 impl<T> Operation for RecvOp<'_, T> {
     fn try_ready(&mut self) -> bool {
         match self.receiver.try_recv() {
@@ -127,7 +89,7 @@ impl<T> Operation for RecvOp<'_, T> {
         }
     }
 
-    fn poll(&mut self, cx: &mut Context<'_>, peek: bool) -> Poll<()> {
+    fn poll(&mut self, cx: &mut Context<'_>, peek: bool, ctx: &Arc<SelectCtx>) -> Poll<()> {
         let shared = &*self.receiver.shared;
         if is_timer(shared) {
             // Nothing wakes a timer: the select parks no later than `next_due`.
@@ -147,13 +109,22 @@ impl<T> Operation for RecvOp<'_, T> {
         if peek {
             return self.state.poll_ready(shared, key, cx);
         }
-        match self.state.poll(shared, key, cx) {
+        match self.state.poll_in(shared, key, cx, Some(ctx)) {
             Poll::Ready(r) => {
                 self.result = Some(r);
                 Poll::Ready(())
             }
             Poll::Pending => Poll::Pending,
         }
+    }
+
+    fn complete_claimed(&mut self) {
+        let key = self.key();
+        self.result = Some(self.state.recv_claimed(self.receiver, key));
+    }
+
+    fn key(&self) -> usize {
+        self as *const Self as usize
     }
 
     fn cancel(&mut self) {
@@ -185,18 +156,12 @@ struct SendOp<'a, T> {
     zero_registered: bool,
 }
 
-impl<T> SendOp<'_, T> {
-    fn key(&self) -> usize {
-        self as *const Self as usize
-    }
-}
-
 impl<T> Operation for SendOp<'_, T> {
     fn try_ready(&mut self) -> bool {
         match &self.sender.shared.flavor {
             Flavor::Array(c) => matches!(c.queue().push_ready_observe(), Attempt::Ready(())),
             Flavor::List(_) => true,
-            Flavor::Zero(c) => c.is_send_ready(),
+            Flavor::Zero(c) => c.try_claim_receiver(),
             // No sender exists for a timer channel.
             Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => true,
         }
@@ -210,7 +175,7 @@ impl<T> Operation for SendOp<'_, T> {
         }
     }
 
-    fn poll(&mut self, cx: &mut Context<'_>, peek: bool) -> Poll<()> {
+    fn poll(&mut self, cx: &mut Context<'_>, peek: bool, ctx: &Arc<SelectCtx>) -> Poll<()> {
         let key = self.key();
         match &self.sender.shared.flavor {
             Flavor::Array(c) => {
@@ -233,7 +198,9 @@ impl<T> Operation for SendOp<'_, T> {
                     )
                 }
             }
-            Flavor::Zero(c) => c.poll_send_ready(key, &mut self.zero_registered, cx.waker()),
+            Flavor::Zero(c) => {
+                c.poll_send_ready(key, &mut self.zero_registered, cx.waker(), ctx, peek)
+            }
             Flavor::List(_) | Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => Poll::Ready(()),
         }
     }
@@ -249,6 +216,14 @@ impl<T> Operation for SendOp<'_, T> {
 
     fn next_due(&self) -> Option<Instant> {
         None
+    }
+
+    fn complete_claimed(&mut self) {
+        unreachable!("only a select's receives are claimed")
+    }
+
+    fn key(&self) -> usize {
+        self as *const Self as usize
     }
 
     fn channel(&self) -> *const () {
@@ -314,8 +289,58 @@ impl Rng {
 /// A disconnected channel's operation is ready (its completion reports the error).
 ///
 /// The [`select!`](crate::select) macro is the convenient form; `Select` is for a number of
-/// operations known only at run time. See the [module docs](self) for how it waits and what
-/// "selected" means for a send.
+/// operations known only at run time.
+///
+/// # How a select waits
+///
+/// A select is a thread polling one async operation per channel, with a waker that unparks it.
+/// Each operation sits in its channel's wait list exactly where a pending `recv_async` or
+/// `send_async` would, so the no-lost-wakeup argument of [`crate::park`] is the one the async
+/// channels already rest on (register, re-check with the structure's RMW, then sleep), and the
+/// same loom models check it. One round:
+///
+/// 1. **Try** every operation without registering, starting at a random one (so that when
+///    several are ready each is chosen with equal probability), spinning and yielding briefly
+///    between rounds as a blocking receive does.
+/// 2. **Poll** every operation with this thread's waker: a receive that can take a message takes
+///    it, a send that can proceed is chosen; otherwise the operation registers (W1) and re-checks
+///    (W2). The first that is ready wins.
+/// 3. The winner's registration is already gone; every other operation is **withdrawn**. A
+///    notifier removes the entry it wakes, so an operation that finds its entry gone was chosen
+///    for a wakeup it will not use, and passes it on (`TaskWait::cancel`): a losing case never
+///    swallows a wakeup another waiter needs. (The mutant `select_keeps_losing_registration`
+///    skips the withdrawal; its loom model shows a receiver left asleep beside a message.)
+/// 4. If nothing was ready, the thread parks until woken, until the deadline, or until the
+///    earliest timer channel among the operations is due, and goes back to 2.
+///
+/// # What "selected" means
+///
+/// - A selected **receive** has already received: the message (or the disconnection) is held by
+///   the [`SelectedOperation`] until [`recv`](SelectedOperation::recv) hands it over. Exactly
+///   one operation completes per select; the others consume nothing.
+/// - A selected **send** found the channel ready (room in a bounded channel, a receiver waiting
+///   in a rendezvous channel, always for an unbounded one, or the channel disconnected); the
+///   message is sent by [`send`](SelectedOperation::send), as `Sender::send` would send it.
+///   Nothing is reserved in between: if another sender takes the room (or the waiting receiver)
+///   first, `send` waits for the next, as `Sender::send` does. crossbeam-channel reserves the
+///   slot instead, at the price of a consumer that can be held up by the selecting thread
+///   between the selection and the send; berth keeps its channels' progress independent of
+///   user code. A rendezvous send completes only when a receiver takes the value.
+/// - **Rendezvous channels pair selects by claiming.** A blocked thread or a plain
+///   `recv_async` waiting on a rendezvous channel will take a value, so a select's send may
+///   count on it. Another *select's* waiting receive has promised nothing (that select may
+///   complete something else), so a select's send pairs with it only by claiming that select
+///   first: a CAS on the other select's claim word (`SelectCtx` in `flavors/zero.rs`) commits it to that receive,
+///   and it then receives with a blocking `recv` (waiting first in line for the value). A
+///   select can be claimed only while it sleeps, never while it polls its own operations, so
+///   no select is committed twice: two threads that each select over "send to the other" and
+///   "receive from the other" always meet. (Without the claim both select their sends and both
+///   block in `send`; the mutant `select_send_no_claim` restores that, and loom, shuttle and a
+///   stress test catch it.)
+///
+/// Timer channels ([`after`](super::after), [`at`](super::at), [`tick`](super::tick),
+/// [`never`](super::never)) register nothing: the select parks no later than the earliest one is
+/// due.
 ///
 /// ```
 /// use berth::channel::{self, Select};
@@ -330,9 +355,9 @@ impl Rng {
 /// let second = sel.recv(&rx2);
 /// let oper = sel.select(); // sleeps until one of them is ready
 /// match oper.index() {
-///     i if i == first => println!("{:?}", oper.recv(&rx1)),
-///     i if i == second => assert_eq!(oper.recv(&rx2), Ok("hi")),
-///     _ => unreachable!(),
+///    i if i == first => println!("{:?}", oper.recv(&rx1)),
+///    i if i == second => assert_eq!(oper.recv(&rx2), Ok("hi")),
+///    _ => unreachable!(),
 /// }
 /// # drop(tx1);
 /// ```
@@ -533,10 +558,26 @@ impl<'a> Select<'a> {
             backoff.snooze();
         }
 
-        // 2-4. Register, re-check, park.
+        // 2-4. Register, re-check, park. `ctx` is `BUSY` while this thread polls, `WAITING`
+        // only while it parks (when a rendezvous sender may claim one of its receives), `DONE`
+        // once it returns.
         let ops = &mut self.ops;
         let rng = &mut self.rng;
-        with_local_waker(|parker, waker| {
+        let ctx = SelectCtx::new();
+        let withdraw = |ops: &mut Vec<Option<Box<dyn Operation + 'a>>>, keep: Option<usize>| {
+            // 3. Withdraw every other registration (forwarding absorbed wakeups). A chosen
+            // operation's poll already withdrew its own.
+            // MUTANT select_keeps_losing_registration: leave the losers registered, so a later
+            // notifier wakes this thread (no longer waiting) instead of a waiter.
+            if !cfg!(berth_mutant = "select_keeps_losing_registration") {
+                for &i in &live {
+                    if Some(i) != keep {
+                        ops[i].as_deref_mut().expect("live").cancel();
+                    }
+                }
+            }
+        };
+        let outcome = with_local_waker(|parker, waker| {
             let mut cx = Context::from_waker(waker);
             let mut parked = false;
             loop {
@@ -546,7 +587,7 @@ impl<'a> Select<'a> {
                     for k in 0..n {
                         let i = live[(start + k) % n];
                         let op = ops[i].as_deref_mut().expect("live");
-                        if op.poll(&mut cx, peek).is_ready() {
+                        if op.poll(&mut cx, peek, &ctx).is_ready() {
                             chosen = Some(i);
                             break;
                         }
@@ -554,18 +595,9 @@ impl<'a> Select<'a> {
                 }
                 let give_up = chosen.is_none() && timed_out(parked);
                 if chosen.is_some() || give_up {
-                    // 3. Withdraw every other registration (forwarding absorbed wakeups). The
-                    // chosen operation's poll already withdrew its own.
-                    // MUTANT select_keeps_losing_registration: leave the losers registered, so
-                    // a later notifier wakes this thread (no longer waiting) instead of a waiter.
-                    if !cfg!(berth_mutant = "select_keeps_losing_registration") {
-                        for &i in &live {
-                            if Some(i) != chosen {
-                                ops[i].as_deref_mut().expect("live").cancel();
-                            }
-                        }
-                    }
-                    return chosen;
+                    ctx.set_done();
+                    withdraw(ops, chosen);
+                    return chosen.map(|i| (i, false));
                 }
                 // 4. Sleep until woken, the deadline, or the earliest timer.
                 let timer = live
@@ -576,10 +608,31 @@ impl<'a> Select<'a> {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
                 };
+                ctx.set_waiting();
                 parker.park_until(wake_at);
                 parked = true;
+                if let Err(key) = ctx.resume() {
+                    // A rendezvous sender claimed one of our receives while we slept: that is
+                    // the selected operation, whatever else is ready.
+                    let i = live
+                        .iter()
+                        .copied()
+                        .find(|&i| ops[i].as_deref().expect("live").key() == key)
+                        .expect("a claim names one of this select's receives");
+                    withdraw(ops, Some(i));
+                    return Some((i, true));
+                }
             }
-        })
+        });
+        let (index, claimed) = outcome?;
+        if claimed {
+            // Receive outside the waker's scope (it waits on this thread's parker itself).
+            self.ops[index]
+                .as_deref_mut()
+                .expect("live")
+                .complete_claimed();
+        }
+        Some(index)
     }
 }
 

@@ -22,12 +22,17 @@
 //! `try_send` does not complete with a waiting async receiver (it needs a receiver that takes the
 //! value *now*): it hands the value to the first blocked *thread* in the queue, skipping async
 //! receivers ahead of it, and returns `Full` if there is none.
+//!
+//! **A select's receive is a promise only once claimed.** A receive that belongs to a `select`
+//! waits here as a task with its select's claim word ([`SelectCtx`]); a select's send that
+//! would pair with it must claim it first (see `SelectCtx` for why, and for the deadlock that
+//! happens otherwise).
 
 use super::{RecvFail, SendFail};
 use crate::park::{with_local_parker, Unparker};
 use crate::sync::atomic::{
-    AtomicU32,
-    Ordering::{Acquire, Release},
+    AtomicU32, AtomicUsize,
+    Ordering::{Acquire, Release, SeqCst},
 };
 use crate::sync::{Arc, Mutex};
 use std::collections::VecDeque;
@@ -82,13 +87,134 @@ impl<T> Packet<T> {
     }
 }
 
+/// The claim word of one blocking `select`, shared with the rendezvous channels where its
+/// receives wait.
+///
+/// A rendezvous send needs a receiver that will take the value. A select's receive waiting in
+/// a channel has not promised to: the select may complete another operation and withdraw it.
+/// So a select's send that wants to pair with another select's receive must first *claim* that
+/// select: one CAS of its word from `WAITING` to the receive's key commits the claimed select to
+/// that receive (it then receives with a blocking `recv`) and the claiming select to its send.
+///
+/// The owner keeps its word `BUSY` while it polls its own operations, and sets `WAITING` only
+/// just before it parks, `DONE` when it returns. So a thread that claims another is never being
+/// claimed at the same time (it is `BUSY` itself, or is not selecting at all), and no select is
+/// committed to two operations: two selects that each see the other's receive cannot both
+/// select their sends (the deadlock of two threads exchanging over rendezvous channels). A
+/// claimer that finds the word `BUSY` adds its waker to `watchers`, and the owner wakes every
+/// watcher each time its word leaves `BUSY`, so the claimer looks again instead of sleeping
+/// beside a receiver it could have claimed.
+pub(crate) struct SelectCtx {
+    /// `BUSY`, `WAITING`, `DONE`, or the key of the receive a claimer chose.
+    state: AtomicUsize,
+    watchers: Mutex<Vec<Waker>>,
+}
+
+const BUSY: usize = 0;
+const CTX_WAITING: usize = 1;
+const CTX_DONE: usize = 2;
+
+impl SelectCtx {
+    /// A word for a select that is about to poll its operations (`BUSY`).
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(SelectCtx {
+            state: AtomicUsize::new(BUSY),
+            watchers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The owner is about to park: it may be claimed from now on.
+    pub(crate) fn set_waiting(&self) {
+        self.leave_busy(CTX_WAITING);
+    }
+
+    /// The owner is returning: nothing may claim it any more.
+    pub(crate) fn set_done(&self) {
+        self.leave_busy(CTX_DONE);
+    }
+
+    fn leave_busy(&self, to: usize) {
+        self.state.store(to, SeqCst);
+        let watchers = std::mem::take(&mut *self.watchers.lock());
+        for w in watchers {
+            w.wake();
+        }
+    }
+
+    /// The owner woke: back to `BUSY`, or `Err(key)` if a claimer chose its receive at `key`
+    /// (the word then stays claimed: nothing can claim it again).
+    pub(crate) fn resume(&self) -> Result<(), usize> {
+        match self
+            .state
+            .compare_exchange(CTX_WAITING, BUSY, SeqCst, SeqCst)
+        {
+            Ok(_) => Ok(()),
+            Err(key) => {
+                debug_assert!(key > CTX_DONE, "only a claim moves a waiting word");
+                Err(key)
+            }
+        }
+    }
+
+    /// Tries to claim the owner's receive at `key`. `Busy` if the owner is polling: `watcher`
+    /// (if any) is woken when it stops.
+    fn claim(&self, key: usize, watcher: Option<&Waker>) -> Claim {
+        loop {
+            match self
+                .state
+                .compare_exchange(CTX_WAITING, key, SeqCst, SeqCst)
+            {
+                Ok(_) => return Claim::Claimed,
+                Err(BUSY) => {
+                    let Some(w) = watcher else {
+                        return Claim::Busy;
+                    };
+                    let mut watchers = self.watchers.lock();
+                    // Re-read under the lock the owner takes after leaving `BUSY`: either it
+                    // has not left yet and will wake us, or we see where it went.
+                    if self.state.load(SeqCst) == BUSY {
+                        if !watchers.iter().any(|x| x.will_wake(w)) {
+                            watchers.push(w.clone());
+                        }
+                        return Claim::Busy;
+                    }
+                }
+                Err(_) => return Claim::Gone,
+            }
+        }
+    }
+}
+
+/// What a selecting sender found when it tried to claim a waiting select's receive.
+enum Claim {
+    Claimed,
+    /// The other select is polling; try again when it stops.
+    Busy,
+    /// The other select is done, or claimed by someone else.
+    Gone,
+}
+
+/// What a selecting sender found among the waiting receivers.
+enum Partner {
+    /// A receiver that will take a value (or one this send claimed).
+    Found,
+    /// None now, but a select that is polling may offer one: look again when it stops.
+    Busy,
+    None,
+}
+
 /// A waiting receiver.
 enum Receiving<T> {
     /// A blocked thread: takes the value into its packet.
     Packet(Arc<Packet<T>>),
     /// An async task: only woken; it takes the value itself when polled. `key`: the pinned
-    /// address of its future.
-    Task { key: usize, waker: Waker },
+    /// address of its future. `ctx`: the claim word of the `select` it belongs to, if any (a
+    /// plain async receive is committed to receiving; a select's receive only once claimed).
+    Task {
+        key: usize,
+        waker: Waker,
+        ctx: Option<Arc<SelectCtx>>,
+    },
 }
 
 struct State<T> {
@@ -247,7 +373,28 @@ impl<T> Zero<T> {
     }
 
     fn recv_inner(&self, wait: Option<Option<Instant>>) -> Result<T, RecvFail> {
+        self.recv_locked(self.state.lock(), wait, false)
+    }
+
+    /// The receive of a `select` that a sender claimed (see [`SelectCtx`]): withdraws its task
+    /// entry (no wakeup is passed on: this receive takes a value itself), then receives as a
+    /// blocked thread does, waiting at the *front* of the receivers so that the claiming
+    /// sender's value comes to it.
+    pub(crate) fn recv_claimed(&self, key: usize, registered: &mut bool) -> Result<T, RecvFail> {
         let mut state = self.state.lock();
+        if std::mem::take(registered) {
+            Self::remove_task(&mut state, key);
+        }
+        self.recv_locked(state, None, true)
+    }
+
+    /// `front`: wait ahead of the other receivers.
+    fn recv_locked(
+        &self,
+        mut state: crate::sync::MutexGuard<'_, State<T>>,
+        wait: Option<Option<Instant>>,
+        front: bool,
+    ) -> Result<T, RecvFail> {
         if let Some((value, wake)) = state.take_from_sender() {
             drop(state);
             wake.wake();
@@ -263,9 +410,12 @@ impl<T> Zero<T> {
         };
         with_local_parker(|parker| {
             let packet = Packet::new(None, Wake::Thread(parker.unparker().clone()));
-            state
-                .receivers
-                .push_back(Receiving::Packet(Arc::clone(&packet)));
+            let entry = Receiving::Packet(Arc::clone(&packet));
+            if front {
+                state.receivers.push_front(entry);
+            } else {
+                state.receivers.push_back(entry);
+            }
             let mut wakes = Vec::new();
             state.wake_select_senders(&mut wakes);
             drop(state);
@@ -374,11 +524,13 @@ impl<T> Zero<T> {
     }
 
     /// One poll of an async receive; `registered`: whether the task sits in the receivers' FIFO.
+    /// `ctx`: the claim word of the `select` this receive belongs to (`None` for `recv_async`).
     pub(crate) fn poll_recv(
         &self,
         key: usize,
         registered: &mut bool,
         waker: &Waker,
+        ctx: Option<&Arc<SelectCtx>>,
     ) -> Poll<Result<T, RecvFail>> {
         let mut state = self.state.lock();
         if let Some((value, wake)) = state.take_from_sender() {
@@ -397,7 +549,7 @@ impl<T> Zero<T> {
             }
             return Poll::Ready(Err(RecvFail::Disconnected));
         }
-        Self::register_task(state, key, registered, waker);
+        Self::register_task(state, key, registered, waker, ctx);
         Poll::Pending
     }
 
@@ -408,9 +560,13 @@ impl<T> Zero<T> {
         key: usize,
         registered: &mut bool,
         waker: &Waker,
+        ctx: Option<&Arc<SelectCtx>>,
     ) {
         for r in state.receivers.iter_mut() {
-            if let Receiving::Task { key: k, waker: w } = r {
+            if let Receiving::Task {
+                key: k, waker: w, ..
+            } = r
+            {
                 if *k == key {
                     if !w.will_wake(waker) {
                         *w = waker.clone();
@@ -423,6 +579,7 @@ impl<T> Zero<T> {
         state.receivers.push_back(Receiving::Task {
             key,
             waker: waker.clone(),
+            ctx: ctx.cloned(),
         });
         *registered = true;
         let mut wakes = Vec::new();
@@ -480,27 +637,109 @@ impl<T> Zero<T> {
         state.closed || !state.senders.is_empty()
     }
 
-    /// One poll of a `select`'s send: ready if a receiver waits (one that is not this select's
-    /// own receive, registered with the same `waker`) or the channel is closed; otherwise
-    /// registers `waker` among the selecting senders, woken when a receiver starts waiting.
-    /// Nothing is reserved: the send itself happens when the selected operation is completed.
+    /// Finds a receiver for a selecting sender, under the lock. A blocked thread or a plain
+    /// async receive will take a value: found. A waiting select's receive is found only if
+    /// `claim` and the CAS that claims it succeeds (its waker is then pushed to `wakes`);
+    /// without `claim` (a `ready`, which promises nothing) it counts as found. `own`: this
+    /// select's word, whose own receives are skipped; `waker`: to watch a select that is busy
+    /// (`None`: do not watch; the caller will poll again with a waker).
+    fn find_receiver(
+        state: &State<T>,
+        own: Option<&Arc<SelectCtx>>,
+        waker: Option<&Waker>,
+        claim: bool,
+        wakes: &mut Vec<Wake>,
+    ) -> Partner {
+        let mut busy = false;
+        for r in &state.receivers {
+            match r {
+                Receiving::Packet(_) => return Partner::Found,
+                Receiving::Task {
+                    waker: w,
+                    ctx: None,
+                    ..
+                } => {
+                    if waker.is_none_or(|mine| !w.will_wake(mine)) {
+                        return Partner::Found;
+                    }
+                }
+                Receiving::Task {
+                    key,
+                    waker: w,
+                    ctx: Some(c),
+                } => {
+                    if own.is_some_and(|o| Arc::ptr_eq(o, c)) {
+                        continue;
+                    }
+                    // MUTANT select_send_no_claim: count another select's waiting receive as a
+                    // partner without claiming it (berth's first select): two selects that
+                    // each see the other's receive both select their sends and deadlock.
+                    if !claim || cfg!(berth_mutant = "select_send_no_claim") {
+                        return Partner::Found;
+                    }
+                    match c.claim(*key, waker) {
+                        Claim::Claimed => {
+                            wakes.push(Wake::Task(w.clone()));
+                            return Partner::Found;
+                        }
+                        Claim::Busy => busy = true,
+                        Claim::Gone => {}
+                    }
+                }
+            }
+        }
+        if busy {
+            Partner::Busy
+        } else {
+            Partner::None
+        }
+    }
+
+    /// A `select`'s send, before it registers anything: is there a receiver that will take
+    /// the value (claiming a waiting select's receive if need be), or is the channel closed?
+    pub(crate) fn try_claim_receiver(&self) -> bool {
+        let mut wakes = Vec::new();
+        let found = {
+            let state = self.state.lock();
+            state.closed
+                || matches!(
+                    Self::find_receiver(&state, None, None, true, &mut wakes),
+                    Partner::Found
+                )
+        };
+        for w in wakes {
+            w.wake();
+        }
+        found
+    }
+
+    /// One poll of a `select`'s send: ready if a receiver will take the value (see
+    /// [`find_receiver`](Self::find_receiver): another select's receive only once claimed) or
+    /// the channel is closed; otherwise registers `waker` among the selecting senders, woken
+    /// when a receiver starts waiting. `peek` (a `ready`): claims nothing. Nothing is reserved
+    /// beyond the claim: the send itself happens when the selected operation is completed.
     pub(crate) fn poll_send_ready(
         &self,
         key: usize,
         registered: &mut bool,
         waker: &Waker,
+        ctx: &Arc<SelectCtx>,
+        peek: bool,
     ) -> Poll<()> {
+        let mut wakes = Vec::new();
         let mut state = self.state.lock();
-        let partner = state.receivers.iter().any(|r| match r {
-            Receiving::Packet(_) => true,
-            Receiving::Task { waker: w, .. } => !w.will_wake(waker),
-        });
-        if state.closed || partner {
+        let partner = Self::find_receiver(&state, Some(ctx), Some(waker), !peek, &mut wakes);
+        if state.closed || matches!(partner, Partner::Found) {
             if std::mem::take(registered) {
                 state.select_senders.retain(|(k, _)| *k != key);
             }
+            drop(state);
+            for w in wakes {
+                w.wake();
+            }
             return Poll::Ready(());
         }
+        debug_assert!(wakes.is_empty(), "a claim is always used");
         match state.select_senders.iter_mut().find(|(k, _)| *k == key) {
             Some((_, w)) => {
                 if !w.will_wake(waker) {
@@ -542,7 +781,8 @@ impl<T> Zero<T> {
             }
             return Poll::Ready(());
         }
-        Self::register_task(state, key, registered, waker);
+        // A `ready` promises nothing, so it registers as a plain async receive would.
+        Self::register_task(state, key, registered, waker, None);
         Poll::Pending
     }
 
