@@ -325,7 +325,12 @@ impl Rng {
 ///   first, `send` waits for the next, as `Sender::send` does. crossbeam-channel reserves the
 ///   slot instead, at the price of a consumer that can be held up by the selecting thread
 ///   between the selection and the send; berth keeps its channels' progress independent of
-///   user code. A rendezvous send completes only when a receiver takes the value.
+///   user code. A rendezvous send completes only when a receiver takes the value. The
+///   price is on the selecting side: a program that relies on crossbeam's reservation (a
+///   selected send that a plain sender cannot overtake) can block here where it would not
+///   under crossbeam. For example, a thread whose select chose `send` on an empty `bounded(1)`
+///   channel, whose slot a third thread then fills first, waits in `send` and cannot take its
+///   other cases meanwhile.
 /// - **Rendezvous channels pair selects by claiming.** A blocked thread or a plain
 ///   `recv_async` waiting on a rendezvous channel will take a value, so a select's send may
 ///   count on it. Another *select's* waiting receive has promised nothing (that select may
