@@ -69,6 +69,8 @@ pub use err::{
     SendTimeoutError, TryReadyError, TryRecvError, TrySelectError, TrySendError,
 };
 pub use future::{RecvFuture, SendFuture};
+#[doc(hidden)]
+pub use select::{__select_send_ready, __select_start};
 pub use select::{Select, SelectedOperation};
 
 use crate::queue::deadline_after;

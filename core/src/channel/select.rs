@@ -37,6 +37,108 @@ trait Operation {
     fn result(&mut self) -> *mut ();
 }
 
+/// A handle added to a select, kept as a plain reference until the select needs more: the
+/// first, non-registering round (step 1) tries it directly, and the boxed [`Operation`] that
+/// registers and holds a result is built only for the operation that is selected there, or for
+/// every operation once the select has to wait. So a select that finds an operation ready at
+/// once allocates only that operation's box.
+trait Handle<'a> {
+    /// Step 1: completes a receive, or finds a send ready (claiming a rendezvous partner), without
+    /// registering; the operation (holding a receive's result) if it did.
+    fn try_select(&'a self) -> Option<Box<dyn Operation + 'a>>;
+    /// Whether it could proceed now, without doing anything (for `ready`).
+    fn is_ready(&self) -> bool;
+    /// The operation, to register with.
+    fn build(&'a self) -> Box<dyn Operation + 'a>;
+}
+
+impl<'a, T> Handle<'a> for Receiver<T> {
+    fn try_select(&'a self) -> Option<Box<dyn Operation + 'a>> {
+        let result = match self.try_recv() {
+            Ok(v) => Ok(v),
+            Err(super::TryRecvError::Disconnected) => Err(RecvError),
+            Err(super::TryRecvError::Empty) => return None,
+        };
+        Some(Box::new(RecvOp {
+            receiver: self,
+            state: RecvState::new(),
+            result: Some(result),
+        }))
+    }
+
+    fn is_ready(&self) -> bool {
+        recv_is_ready(self)
+    }
+
+    fn build(&'a self) -> Box<dyn Operation + 'a> {
+        Box::new(RecvOp {
+            receiver: self,
+            state: RecvState::new(),
+            result: None,
+        })
+    }
+}
+
+impl<'a, T> Handle<'a> for Sender<T> {
+    fn try_select(&'a self) -> Option<Box<dyn Operation + 'a>> {
+        send_try_ready(self).then(|| self.build())
+    }
+
+    fn is_ready(&self) -> bool {
+        send_is_ready(self)
+    }
+
+    fn build(&'a self) -> Box<dyn Operation + 'a> {
+        Box::new(SendOp {
+            sender: self,
+            wait: TaskWait::new(),
+            zero_registered: false,
+        })
+    }
+}
+
+/// One added operation: its handle, and its operation once built.
+struct Entry<'a> {
+    handle: &'a dyn Handle<'a>,
+    op: Option<Box<dyn Operation + 'a>>,
+}
+
+impl<'a> Entry<'a> {
+    fn op(&mut self) -> &mut (dyn Operation + 'a) {
+        self.op.as_deref_mut().expect("built before use")
+    }
+}
+
+fn recv_is_ready<T>(receiver: &Receiver<T>) -> bool {
+    let shared = &*receiver.shared;
+    match &shared.flavor {
+        Flavor::Array(c) => matches!(c.queue().pop_ready_observe(), Attempt::Ready(())),
+        Flavor::List(c) => matches!(c.recv_ready_observe(), Attempt::Ready(())),
+        Flavor::Zero(c) => c.is_recv_ready(),
+        Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => !shared.is_empty(),
+    }
+}
+
+/// Step 1 for a send: room, a receiver that will take the value (claimed if it is another
+/// select's), or a disconnected channel.
+fn send_try_ready<T>(sender: &Sender<T>) -> bool {
+    match &sender.shared.flavor {
+        Flavor::Array(c) => matches!(c.queue().push_ready_observe(), Attempt::Ready(())),
+        Flavor::List(_) => true,
+        Flavor::Zero(c) => c.try_claim_receiver(),
+        // No sender exists for a timer channel.
+        Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => true,
+    }
+}
+
+fn send_is_ready<T>(sender: &Sender<T>) -> bool {
+    match &sender.shared.flavor {
+        Flavor::Array(c) => matches!(c.queue().push_ready_observe(), Attempt::Ready(())),
+        Flavor::Zero(c) => c.is_send_ready(),
+        Flavor::List(_) | Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => true,
+    }
+}
+
 fn channel_addr<T>(shared: &Shared<T>) -> *const () {
     shared as *const Shared<T> as *const ()
 }
@@ -80,13 +182,7 @@ impl<T> Operation for RecvOp<'_, T> {
     }
 
     fn is_ready(&self) -> bool {
-        let shared = &*self.receiver.shared;
-        match &shared.flavor {
-            Flavor::Array(c) => matches!(c.queue().pop_ready_observe(), Attempt::Ready(())),
-            Flavor::List(c) => matches!(c.recv_ready_observe(), Attempt::Ready(())),
-            Flavor::Zero(c) => c.is_recv_ready(),
-            Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => !shared.is_empty(),
-        }
+        recv_is_ready(self.receiver)
     }
 
     fn poll(&mut self, cx: &mut Context<'_>, peek: bool, ctx: &Arc<SelectCtx>) -> Poll<()> {
@@ -158,21 +254,11 @@ struct SendOp<'a, T> {
 
 impl<T> Operation for SendOp<'_, T> {
     fn try_ready(&mut self) -> bool {
-        match &self.sender.shared.flavor {
-            Flavor::Array(c) => matches!(c.queue().push_ready_observe(), Attempt::Ready(())),
-            Flavor::List(_) => true,
-            Flavor::Zero(c) => c.try_claim_receiver(),
-            // No sender exists for a timer channel.
-            Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => true,
-        }
+        send_try_ready(self.sender)
     }
 
     fn is_ready(&self) -> bool {
-        match &self.sender.shared.flavor {
-            Flavor::Array(c) => matches!(c.queue().push_ready_observe(), Attempt::Ready(())),
-            Flavor::Zero(c) => c.is_send_ready(),
-            Flavor::List(_) | Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => true,
-        }
+        send_is_ready(self.sender)
     }
 
     fn poll(&mut self, cx: &mut Context<'_>, peek: bool, ctx: &Arc<SelectCtx>) -> Poll<()> {
@@ -280,6 +366,23 @@ impl Rng {
     }
 }
 
+/// For `select!`'s fast path: a uniformly random case to start from (`n > 0`; 0 if `n == 0`).
+#[doc(hidden)]
+pub fn __select_start(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        Rng::new().below(n)
+    }
+}
+
+/// For `select!`'s fast path: whether a send on `sender` can be selected now (room, a receiver
+/// that will take the value, claimed if it is another select's, or a disconnected channel).
+#[doc(hidden)]
+pub fn __select_send_ready<T>(sender: &Sender<T>) -> bool {
+    send_try_ready(sender)
+}
+
 /// Waits on several channel operations at once and completes exactly one.
 ///
 /// Add operations with [`recv`](Select::recv) and [`send`](Select::send) (each returns the
@@ -367,7 +470,7 @@ impl Rng {
 /// # drop(tx1);
 /// ```
 pub struct Select<'a> {
-    ops: Vec<Option<Box<dyn Operation + 'a>>>,
+    ops: Vec<Option<Entry<'a>>>,
     rng: Rng,
 }
 
@@ -397,24 +500,16 @@ impl<'a> Select<'a> {
 
     /// Adds a send on `sender`'s channel; returns its index.
     pub fn send<T>(&mut self, sender: &'a Sender<T>) -> usize {
-        self.add(Box::new(SendOp {
-            sender,
-            wait: TaskWait::new(),
-            zero_registered: false,
-        }))
+        self.add(sender)
     }
 
     /// Adds a receive on `receiver`'s channel; returns its index.
     pub fn recv<T>(&mut self, receiver: &'a Receiver<T>) -> usize {
-        self.add(Box::new(RecvOp {
-            receiver,
-            state: RecvState::new(),
-            result: None,
-        }))
+        self.add(receiver)
     }
 
-    fn add(&mut self, op: Box<dyn Operation + 'a>) -> usize {
-        self.ops.push(Some(op));
+    fn add(&mut self, handle: &'a dyn Handle<'a>) -> usize {
+        self.ops.push(Some(Entry { handle, op: None }));
         self.ops.len() - 1
     }
 
@@ -518,8 +613,9 @@ impl<'a> Select<'a> {
 
     fn selected(&mut self, index: usize) -> SelectedOperation<'_> {
         let op = self.ops[index]
-            .as_deref_mut()
-            .expect("the selected operation is present");
+            .as_mut()
+            .expect("the selected operation is present")
+            .op();
         SelectedOperation {
             index,
             op,
@@ -530,25 +626,43 @@ impl<'a> Select<'a> {
     /// The select loop (module docs). `wait`: `None` = do not wait, `Some(None)` = forever,
     /// `Some(Some(d))` = until `d`. `peek`: only find a ready operation (`ready`).
     fn run(&mut self, wait: Option<Option<Instant>>, peek: bool) -> Option<usize> {
-        let live: Vec<usize> = (0..self.ops.len())
-            .filter(|&i| self.ops[i].is_some())
-            .collect();
-        let n = live.len();
+        // The indices still present; no allocation unless some were removed.
+        let removed = self.ops.iter().any(Option::is_none);
+        let live: Vec<usize> = if removed {
+            (0..self.ops.len())
+                .filter(|&i| self.ops[i].is_some())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let n = if removed { live.len() } else { self.ops.len() };
+        let at = |k: usize| if removed { live[k] } else { k };
         let deadline = wait.flatten();
         let timed_out = |parked: bool| {
             // The models have no clock: a timed wait times out after its first park.
             deadline.is_some_and(|d| (crate::sync::MODEL && parked) || Instant::now() >= d)
         };
 
-        // 1. Try without registering.
+        // 1. Try without registering (on the handles: no operation is built unless selected).
         let mut backoff = Backoff::new();
         loop {
             if n > 0 {
                 let start = self.rng.below(n);
                 for k in 0..n {
-                    let i = live[(start + k) % n];
-                    let op = self.ops[i].as_deref_mut().expect("live");
-                    let ready = if peek { op.is_ready() } else { op.try_ready() };
+                    let i = at((start + k) % n);
+                    let entry = self.ops[i].as_mut().expect("live");
+                    let ready = match (&mut entry.op, peek) {
+                        (Some(op), true) => op.is_ready(),
+                        (Some(op), false) => op.try_ready(),
+                        (None, true) => entry.handle.is_ready(),
+                        (None, false) => match entry.handle.try_select() {
+                            Some(op) => {
+                                entry.op = Some(op);
+                                true
+                            }
+                            None => false,
+                        },
+                    };
                     if ready {
                         return Some(i);
                     }
@@ -566,18 +680,25 @@ impl<'a> Select<'a> {
         // 2-4. Register, re-check, park. `ctx` is `BUSY` while this thread polls, `WAITING`
         // only while it parks (when a rendezvous sender may claim one of its receives), `DONE`
         // once it returns.
+        for k in 0..n {
+            let entry = self.ops[at(k)].as_mut().expect("live");
+            if entry.op.is_none() {
+                entry.op = Some(entry.handle.build());
+            }
+        }
         let ops = &mut self.ops;
         let rng = &mut self.rng;
         let ctx = SelectCtx::new();
-        let withdraw = |ops: &mut Vec<Option<Box<dyn Operation + 'a>>>, keep: Option<usize>| {
+        let withdraw = |ops: &mut Vec<Option<Entry<'a>>>, keep: Option<usize>| {
             // 3. Withdraw every other registration (forwarding absorbed wakeups). A chosen
             // operation's poll already withdrew its own.
             // MUTANT select_keeps_losing_registration: leave the losers registered, so a later
             // notifier wakes this thread (no longer waiting) instead of a waiter.
             if !cfg!(berth_mutant = "select_keeps_losing_registration") {
-                for &i in &live {
+                for k in 0..n {
+                    let i = at(k);
                     if Some(i) != keep {
-                        ops[i].as_deref_mut().expect("live").cancel();
+                        ops[i].as_mut().expect("live").op().cancel();
                     }
                 }
             }
@@ -590,8 +711,8 @@ impl<'a> Select<'a> {
                 if n > 0 {
                     let start = rng.below(n);
                     for k in 0..n {
-                        let i = live[(start + k) % n];
-                        let op = ops[i].as_deref_mut().expect("live");
+                        let i = at((start + k) % n);
+                        let op = ops[i].as_mut().expect("live").op();
                         if op.poll(&mut cx, peek, &ctx).is_ready() {
                             chosen = Some(i);
                             break;
@@ -605,9 +726,8 @@ impl<'a> Select<'a> {
                     return chosen.map(|i| (i, false));
                 }
                 // 4. Sleep until woken, the deadline, or the earliest timer.
-                let timer = live
-                    .iter()
-                    .filter_map(|&i| ops[i].as_deref().expect("live").next_due())
+                let timer = (0..n)
+                    .filter_map(|k| ops[at(k)].as_mut().expect("live").op().next_due())
                     .min();
                 let wake_at = match (deadline, timer) {
                     (Some(a), Some(b)) => Some(a.min(b)),
@@ -619,10 +739,9 @@ impl<'a> Select<'a> {
                 if let Err(key) = ctx.resume() {
                     // A rendezvous sender claimed one of our receives while we slept: that is
                     // the selected operation, whatever else is ready.
-                    let i = live
-                        .iter()
-                        .copied()
-                        .find(|&i| ops[i].as_deref().expect("live").key() == key)
+                    let i = (0..n)
+                        .map(at)
+                        .find(|&i| ops[i].as_mut().expect("live").op().key() == key)
                         .expect("a claim names one of this select's receives");
                     withdraw(ops, Some(i));
                     return Some((i, true));
@@ -633,8 +752,9 @@ impl<'a> Select<'a> {
         if claimed {
             // Receive outside the waker's scope (it waits on this thread's parker itself).
             self.ops[index]
-                .as_deref_mut()
+                .as_mut()
                 .expect("live")
+                .op()
                 .complete_claimed();
         }
         Some(index)
@@ -651,8 +771,10 @@ impl Drop for Select<'_> {
     fn drop(&mut self) {
         // Under the mutant the losers stay registered; otherwise this finds nothing to do.
         if !cfg!(berth_mutant = "select_keeps_losing_registration") {
-            for op in self.ops.iter_mut().flatten() {
-                op.cancel();
+            for entry in self.ops.iter_mut().flatten() {
+                if let Some(op) = &mut entry.op {
+                    op.cancel();
+                }
             }
         }
     }

@@ -163,8 +163,11 @@ macro_rules! __select_bind {
         match $r {
             ref __berth_handle => {
                 let __berth_handle: &$crate::channel::Receiver<_> = __berth_handle;
+                // Where the fast path (`__select_try`) puts this case's result.
+                let mut __berth_slot = ::core::option::Option::None;
                 $crate::__select_bind!(
-                    ($($bound)* [recv __berth_handle ($res) ($body)]) $default $($rest)*
+                    ($($bound)* [recv __berth_handle __berth_slot ($res) ($body)])
+                    $default $($rest)*
                 )
             }
         }
@@ -173,8 +176,10 @@ macro_rules! __select_bind {
         match $s {
             ref __berth_handle => {
                 let __berth_handle: &$crate::channel::Sender<_> = __berth_handle;
+                let mut __berth_slot = ::core::option::Option::None::<()>;
                 $crate::__select_bind!(
-                    ($($bound)* [send __berth_handle ($m) ($res) ($body)]) $default $($rest)*
+                    ($($bound)* [send __berth_handle __berth_slot ($m) ($res) ($body)])
+                    $default $($rest)*
                 )
             }
         }
@@ -184,10 +189,108 @@ macro_rules! __select_bind {
     };
 }
 
-/// Builds the `Select`, waits, and dispatches on the index.
+/// The fast path, then (if nothing was ready) the `Select`: `(cases) (default)`.
+///
+/// The fast path tries each case once, from a random start, on the handles themselves (a
+/// `try_recv`, or a send's readiness check) and keeps the first result in that case's slot; no
+/// `Select` is built and nothing is allocated. No user code runs inside its loop: the bodies
+/// run after it, so a `break` or `continue` in a body applies to the caller's loop. If nothing
+/// was ready it falls through to the `Select`, which tries again before it waits.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __select_run {
+    (($($case:tt)*) $default:tt) => {{
+        let __berth_n: usize = 0 $(+ $crate::__select_one!($case))*;
+        let __berth_start = $crate::channel::__select_start(__berth_n);
+        let mut __berth_k = 0;
+        while __berth_k < __berth_n {
+            let __berth_i = (__berth_start + __berth_k) % __berth_n;
+            if $crate::__select_try!(__berth_i (0usize) $($case)*) {
+                break;
+            }
+            __berth_k += 1;
+        }
+        $crate::__select_fast_dispatch!((($($case)*) $default) $($case)*)
+    }};
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __select_one {
+    ($case:tt) => {
+        1usize
+    };
+}
+
+/// Tries case number `$i` (counting from `$n`), storing its result in its slot: true if ready.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __select_try {
+    ($i:ident ($n:expr) [recv $h:ident $slot:ident $($x:tt)*] $($rest:tt)*) => {
+        if $i == $n {
+            match $h.try_recv() {
+                ::core::result::Result::Ok(__berth_v) => {
+                    $slot = ::core::option::Option::Some(::core::result::Result::Ok(__berth_v));
+                    true
+                }
+                ::core::result::Result::Err($crate::channel::TryRecvError::Disconnected) => {
+                    $slot = ::core::option::Option::Some(::core::result::Result::Err(
+                        $crate::channel::RecvError,
+                    ));
+                    true
+                }
+                ::core::result::Result::Err($crate::channel::TryRecvError::Empty) => false,
+            }
+        } else {
+            $crate::__select_try!($i ($n + 1) $($rest)*)
+        }
+    };
+    ($i:ident ($n:expr) [send $h:ident $slot:ident $($x:tt)*] $($rest:tt)*) => {
+        if $i == $n {
+            if $crate::channel::__select_send_ready($h) {
+                $slot = ::core::option::Option::Some(());
+                true
+            } else {
+                false
+            }
+        } else {
+            $crate::__select_try!($i ($n + 1) $($rest)*)
+        }
+    };
+    ($i:ident ($n:expr)) => {
+        false
+    };
+}
+
+/// Runs the body of the case whose slot the fast path filled, or else the `Select`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __select_fast_dispatch {
+    ($slow:tt [recv $h:ident $slot:ident ($res:pat) ($body:expr)] $($rest:tt)*) => {
+        if let ::core::option::Option::Some(__berth_r) = $slot.take() {
+            let $res = __berth_r;
+            $body
+        } else {
+            $crate::__select_fast_dispatch!($slow $($rest)*)
+        }
+    };
+    ($slow:tt [send $h:ident $slot:ident ($m:expr) ($res:pat) ($body:expr)] $($rest:tt)*) => {
+        if let ::core::option::Option::Some(()) = $slot.take() {
+            let $res = $h.send($m);
+            $body
+        } else {
+            $crate::__select_fast_dispatch!($slow $($rest)*)
+        }
+    };
+    ((($($case:tt)*) $default:tt)) => {
+        $crate::__select_slow!(($($case)*) $default)
+    };
+}
+
+/// Builds the `Select`, waits, and dispatches on the index.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __select_slow {
     (($($case:tt)*) ()) => {{
         let mut __berth_sel = $crate::channel::Select::new();
         $( $crate::__select_add!(__berth_sel $case); )*
@@ -228,10 +331,10 @@ macro_rules! __select_run {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __select_add {
-    ($sel:ident [recv $h:ident $($x:tt)*]) => {
+    ($sel:ident [recv $h:ident $slot:ident $($x:tt)*]) => {
         $sel.recv($h)
     };
-    ($sel:ident [send $h:ident $($x:tt)*]) => {
+    ($sel:ident [send $h:ident $slot:ident $($x:tt)*]) => {
         $sel.send($h)
     };
 }
@@ -240,7 +343,7 @@ macro_rules! __select_add {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __select_dispatch {
-    ($oper:ident $index:ident [recv $h:ident ($res:pat) ($body:expr)] $($rest:tt)*) => {
+    ($oper:ident $index:ident [recv $h:ident $slot:ident ($res:pat) ($body:expr)] $($rest:tt)*) => {
         if $index == 0 {
             let $res = $oper.recv($h);
             $body
@@ -249,7 +352,7 @@ macro_rules! __select_dispatch {
             $crate::__select_dispatch!($oper $index $($rest)*)
         }
     };
-    ($oper:ident $index:ident [send $h:ident ($m:expr) ($res:pat) ($body:expr)] $($rest:tt)*) => {
+    ($oper:ident $index:ident [send $h:ident $slot:ident ($m:expr) ($res:pat) ($body:expr)] $($rest:tt)*) => {
         if $index == 0 {
             let $res = $oper.send($h, $m);
             $body
