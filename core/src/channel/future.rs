@@ -58,7 +58,11 @@ impl<T> Sender<T> {
     /// until a receiver takes it). Fails only if the channel is disconnected, handing `msg`
     /// back.
     ///
-    /// **Cancel safety:** dropping the future before it completes drops `msg` unsent.
+    /// **Cancel safety:** dropping the future before it completes drops `msg` unsent (no part
+    /// of it is in the channel; a rendezvous send withdraws its offer unless a receiver already
+    /// took the value, in which case the send had completed) and frees whatever it held of the
+    /// channel: its place among the waiting senders. A future re-polled with a new waker is
+    /// woken through the new one.
     ///
     /// ```
     /// # use std::future::Future;
@@ -86,7 +90,11 @@ impl<T> Receiver<T> {
     /// Receives a message, waiting asynchronously while the channel is empty. Fails once the
     /// channel is empty and disconnected.
     ///
-    /// **Cancel safety:** dropping the future before it completes consumes no message.
+    /// **Cancel safety:** dropping the future before it completes consumes no message; if a
+    /// sender had already chosen it to wake (removed it from the wait list for a message that is
+    /// now in the channel), the drop passes that wakeup on to the next waiting receiver, so no
+    /// message is left beside a sleeping receiver. A future re-polled with a new waker is woken
+    /// through the new one.
     ///
     /// ```
     /// # use std::future::Future;

@@ -100,7 +100,8 @@ impl<T> Receiver<T> {
     }
 
     /// Receives asynchronously. **Cancel safety:** dropping the future while it is pending
-    /// consumes no message (see [`RecvFuture`]).
+    /// consumes no message, and passes on a wakeup it had been chosen for (as
+    /// [`channel::Receiver::recv_async`](super::Receiver::recv_async)).
     pub fn recv_async(&mut self) -> RecvFuture<'_, T> {
         self.inner.recv_async()
     }
@@ -139,7 +140,10 @@ impl<T> Receiver<T> {
     }
 
     /// [`recv_many`](Self::recv_many), waiting asynchronously for the first message.
-    /// **Cancel safety:** dropping the future while it is pending consumes no message.
+    /// **Cancel safety:** dropping the future while it is pending consumes no message and
+    /// appends nothing to `buf`, and passes on a wakeup it had been chosen for (as
+    /// [`channel::Receiver::recv_async`](super::Receiver::recv_async)). A batch is taken
+    /// only in the poll that completes the future.
     pub fn recv_many_async<'a>(
         &'a mut self,
         buf: &'a mut Vec<T>,

@@ -45,6 +45,11 @@ impl Key {
 
 /// A [`Stream`] of a receiver's messages ([`Receiver::stream`], [`Receiver::into_stream`]).
 /// Ends once the channel is empty and disconnected.
+///
+/// **Cancel safety:** as [`Receiver::recv_async`]: dropping the stream while a poll is
+/// pending consumes no message and passes on a wakeup it had been chosen for. (Abandoning a
+/// `next()` but keeping the stream keeps its place in the wait list: the wakeup is used by the
+/// stream's next poll.)
 pub struct RecvStream<'a, T> {
     receiver: Hold<'a, Receiver<T>>,
     state: RecvState,
@@ -55,6 +60,9 @@ pub struct RecvStream<'a, T> {
 /// A [`Sink`] into a sender ([`Sender::sink`], [`Sender::into_sink`]). `start_send` keeps the
 /// item; `poll_ready`, `poll_flush` and `poll_close` drive it into the channel. Closing the sink
 /// does not disconnect the channel (dropping the last sender does).
+///
+/// **Cancel safety:** as [`Sender::send_async`]: dropping the sink while an item is still
+/// pending drops that item unsent and frees its place among the waiting senders.
 pub struct SendSink<'a, T> {
     sender: Hold<'a, Sender<T>>,
     state: SendState<T>,

@@ -6,9 +6,9 @@
 //! async users do; the runtime's threads are reused): `spsc` (1 producer task, 1 consumer),
 //! `mpsc4` (4 producers), `mpsc40` (40 producers: fan-in), each moving `MSGS` `u64`s through
 //! `bounded(1024)` or `unbounded`; the consumer checks the count and the checksum. berth's
-//! consumer runs twice: `recv_async` one at a time (`berth`) and `recv_many_async` with limit 32
-//! (`berth_many32`); tokio's consumer likewise (`tokio` is `recv`, `tokio_many32` is
-//! `recv_many` with 32).
+//! consumer runs three ways: `recv_async` one at a time (`berth`), and `recv_many_async` with
+//! limit 1 and 32 (`berth_many1`, `berth_many32`); tokio's consumer likewise (`tokio` is `recv`,
+//! `tokio_many1` / `tokio_many32` are `recv_many` with 1 and 32).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::future::Future;
@@ -37,7 +37,8 @@ fn ranges(producers: u64) -> impl Iterator<Item = std::ops::Range<u64>> {
     })
 }
 
-fn berth_plan(producers: u64, bounded: bool, many: bool) -> Plan {
+/// `many`: 0 for `recv_async` one at a time, else `recv_many_async` with that limit.
+fn berth_plan(producers: u64, bounded: bool, many: usize) -> Plan {
     let (tx, mut rx) = if bounded {
         berth::channel::mpsc::bounded(1024)
     } else {
@@ -57,9 +58,9 @@ fn berth_plan(producers: u64, bounded: bool, many: bool) -> Plan {
     drop(tx);
     let consumer = Box::pin(async move {
         let (mut n, mut sum) = (0u64, 0u64);
-        if many {
-            let mut buf = Vec::with_capacity(32);
-            while rx.recv_many_async(&mut buf, 32).await.is_ok() {
+        if many > 0 {
+            let mut buf = Vec::with_capacity(many);
+            while rx.recv_many_async(&mut buf, many).await.is_ok() {
                 n += buf.len() as u64;
                 sum += buf.drain(..).sum::<u64>();
             }
@@ -78,7 +79,8 @@ fn berth_plan(producers: u64, bounded: bool, many: bool) -> Plan {
     }
 }
 
-fn tokio_plan(producers: u64, bounded: bool, many: bool) -> Plan {
+/// `many`: 0 for `recv` one at a time, else `recv_many` with that limit.
+fn tokio_plan(producers: u64, bounded: bool, many: usize) -> Plan {
     macro_rules! plan {
         ($tx:ident, $rx:ident, $send:expr) => {{
             let ps = ranges(producers)
@@ -95,9 +97,9 @@ fn tokio_plan(producers: u64, bounded: bool, many: bool) -> Plan {
             drop($tx);
             let consumer = Box::pin(async move {
                 let (mut n, mut sum) = (0u64, 0u64);
-                if many {
-                    let mut buf = Vec::with_capacity(32);
-                    while $rx.recv_many(&mut buf, 32).await > 0 {
+                if many > 0 {
+                    let mut buf = Vec::with_capacity(many);
+                    while $rx.recv_many(&mut buf, many).await > 0 {
                         n += buf.len() as u64;
                         sum += buf.drain(..).sum::<u64>();
                     }
@@ -220,16 +222,22 @@ fn benches(c: &mut Criterion) {
             g.throughput(Throughput::Elements(MSGS));
             g.sample_size(if quick { 10 } else { 20 });
             g.bench_function("berth", |b| {
-                b.iter(|| run(&rt, berth_plan(producers, bounded, false)))
+                b.iter(|| run(&rt, berth_plan(producers, bounded, 0)))
+            });
+            g.bench_function("berth_many1", |b| {
+                b.iter(|| run(&rt, berth_plan(producers, bounded, 1)))
             });
             g.bench_function("berth_many32", |b| {
-                b.iter(|| run(&rt, berth_plan(producers, bounded, true)))
+                b.iter(|| run(&rt, berth_plan(producers, bounded, 32)))
             });
             g.bench_function("tokio", |b| {
-                b.iter(|| run(&rt, tokio_plan(producers, bounded, false)))
+                b.iter(|| run(&rt, tokio_plan(producers, bounded, 0)))
+            });
+            g.bench_function("tokio_many1", |b| {
+                b.iter(|| run(&rt, tokio_plan(producers, bounded, 1)))
             });
             g.bench_function("tokio_many32", |b| {
-                b.iter(|| run(&rt, tokio_plan(producers, bounded, true)))
+                b.iter(|| run(&rt, tokio_plan(producers, bounded, 32)))
             });
             g.bench_function("flume", |b| {
                 b.iter(|| run(&rt, flume_plan(producers, bounded)))
