@@ -70,7 +70,7 @@ pub use err::{
 };
 pub use future::{RecvFuture, SendFuture};
 #[doc(hidden)]
-pub use select::{__select_send_ready, __select_start};
+pub use select::{__SendClaim, __select_send, __select_send_ready, __select_start};
 pub use select::{Select, SelectedOperation};
 
 use crate::queue::deadline_after;

@@ -3,6 +3,7 @@
 
 use super::err::{ReadyTimeoutError, SelectTimeoutError, TryReadyError, TrySelectError};
 use super::flavors::zero::SelectCtx;
+use super::flavors::SendFail;
 use super::future::RecvState;
 use super::{Flavor, Receiver, RecvError, SendError, Sender, Shared};
 use crate::park::{with_local_waker, Attempt, Backoff, TaskWait};
@@ -26,6 +27,10 @@ trait Operation {
     fn complete_claimed(&mut self);
     /// The key its rendezvous registration carries (the claim names it).
     fn key(&self) -> usize;
+    /// A send: the key of the rendezvous receive it claimed, if it did.
+    fn claimed(&self) -> Option<usize>;
+    /// A selected send dropped without being completed: release the receive it claimed.
+    fn abandon(&mut self);
     /// Withdraws a registration, passing on a wakeup it was chosen for.
     fn cancel(&mut self);
     /// For a timer channel: when it is next due.
@@ -81,7 +86,15 @@ impl<'a, T> Handle<'a> for Receiver<T> {
 
 impl<'a, T> Handle<'a> for Sender<T> {
     fn try_select(&'a self) -> Option<Box<dyn Operation + 'a>> {
-        send_try_ready(self).then(|| self.build())
+        let mut claimed = None;
+        send_try_ready(self, &mut claimed).then(|| {
+            Box::new(SendOp {
+                sender: self,
+                wait: TaskWait::new(),
+                zero_registered: false,
+                claimed,
+            }) as Box<dyn Operation + 'a>
+        })
     }
 
     fn is_ready(&self) -> bool {
@@ -93,6 +106,7 @@ impl<'a, T> Handle<'a> for Sender<T> {
             sender: self,
             wait: TaskWait::new(),
             zero_registered: false,
+            claimed: None,
         })
     }
 }
@@ -121,11 +135,13 @@ fn recv_is_ready<T>(receiver: &Receiver<T>) -> bool {
 
 /// Step 1 for a send: room, a receiver that will take the value (claimed if it is another
 /// select's), or a disconnected channel.
-fn send_try_ready<T>(sender: &Sender<T>) -> bool {
+/// `claimed`: the key of another select's receive that a rendezvous send claimed.
+fn send_try_ready<T>(sender: &Sender<T>, claimed: &mut Option<usize>) -> bool {
+    *claimed = None;
     match &sender.shared.flavor {
         Flavor::Array(c) => matches!(c.queue().push_ready_observe(), Attempt::Ready(())),
         Flavor::List(_) => true,
-        Flavor::Zero(c) => c.try_claim_receiver(),
+        Flavor::Zero(c) => c.try_claim_receiver(claimed),
         // No sender exists for a timer channel.
         Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => true,
     }
@@ -223,6 +239,12 @@ impl<T> Operation for RecvOp<'_, T> {
         self as *const Self as usize
     }
 
+    fn claimed(&self) -> Option<usize> {
+        None
+    }
+
+    fn abandon(&mut self) {}
+
     fn cancel(&mut self) {
         let key = self.key();
         self.state.cancel(&self.receiver.shared, key);
@@ -250,11 +272,14 @@ struct SendOp<'a, T> {
     wait: TaskWait,
     /// Whether a rendezvous channel has this operation among its selecting senders.
     zero_registered: bool,
+    /// The key of another select's rendezvous receive this send claimed: the send is completed
+    /// into that reserved receive.
+    claimed: Option<usize>,
 }
 
 impl<T> Operation for SendOp<'_, T> {
     fn try_ready(&mut self) -> bool {
-        send_try_ready(self.sender)
+        send_try_ready(self.sender, &mut self.claimed)
     }
 
     fn is_ready(&self) -> bool {
@@ -285,7 +310,15 @@ impl<T> Operation for SendOp<'_, T> {
                 }
             }
             Flavor::Zero(c) => {
-                c.poll_send_ready(key, &mut self.zero_registered, cx.waker(), ctx, peek)
+                self.claimed = None;
+                c.poll_send_ready(
+                    key,
+                    &mut self.zero_registered,
+                    cx.waker(),
+                    ctx,
+                    peek,
+                    &mut self.claimed,
+                )
             }
             Flavor::List(_) | Flavor::At(_) | Flavor::Tick(_) | Flavor::Never(_) => Poll::Ready(()),
         }
@@ -310,6 +343,16 @@ impl<T> Operation for SendOp<'_, T> {
 
     fn key(&self) -> usize {
         self as *const Self as usize
+    }
+
+    fn claimed(&self) -> Option<usize> {
+        self.claimed
+    }
+
+    fn abandon(&mut self) {
+        if let (Some(key), Flavor::Zero(c)) = (self.claimed.take(), &self.sender.shared.flavor) {
+            c.abandon_claim(key);
+        }
     }
 
     fn channel(&self) -> *const () {
@@ -376,11 +419,51 @@ pub fn __select_start(n: usize) -> usize {
     }
 }
 
+/// For `select!`'s fast path: a send's selection, to complete with [`__select_send`]. Dropped
+/// without being completed (the message expression panicked), it releases the rendezvous
+/// receive it claimed.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct __SendClaim<'a, T> {
+    sender: &'a Sender<T>,
+    claimed: Option<usize>,
+}
+
+impl<T> Drop for __SendClaim<'_, T> {
+    fn drop(&mut self) {
+        if let (Some(key), Flavor::Zero(c)) = (self.claimed.take(), &self.sender.shared.flavor) {
+            c.abandon_claim(key);
+        }
+    }
+}
+
 /// For `select!`'s fast path: whether a send on `sender` can be selected now (room, a receiver
 /// that will take the value, claimed if it is another select's, or a disconnected channel).
 #[doc(hidden)]
-pub fn __select_send_ready<T>(sender: &Sender<T>) -> bool {
-    send_try_ready(sender)
+pub fn __select_send_ready<T>(sender: &Sender<T>) -> Option<__SendClaim<'_, T>> {
+    let mut claimed = None;
+    send_try_ready(sender, &mut claimed).then_some(__SendClaim { sender, claimed })
+}
+
+/// For `select!`'s fast path: completes a send selected by [`__select_send_ready`].
+#[doc(hidden)]
+pub fn __select_send<T>(mut claim: __SendClaim<'_, T>, msg: T) -> Result<(), SendError<T>> {
+    let claimed = claim.claimed.take();
+    send_selected(claim.sender, claimed, msg)
+}
+
+/// Completes a selected send: into the rendezvous receive it claimed, or as `Sender::send`.
+fn send_selected<T>(
+    sender: &Sender<T>,
+    claimed: Option<usize>,
+    msg: T,
+) -> Result<(), SendError<T>> {
+    match (claimed, &sender.shared.flavor) {
+        (Some(key), Flavor::Zero(c)) => c.send_claimed(key, msg).map_err(|e| match e {
+            SendFail::Full(v) | SendFail::Disconnected(v) | SendFail::Timeout(v) => SendError(v),
+        }),
+        _ => sender.send(msg),
+    }
 }
 
 /// Waits on several channel operations at once and completes exactly one.
@@ -810,7 +893,7 @@ impl<'a> SelectedOperation<'a> {
             self.index
         );
         self.completed = true;
-        sender.send(msg)
+        send_selected(sender, self.op.claimed(), msg)
     }
 
     /// Completes the selected receive: the message it took, or `Err(RecvError)` if the channel
@@ -840,6 +923,10 @@ impl<'a> SelectedOperation<'a> {
 
 impl Drop for SelectedOperation<'_> {
     fn drop(&mut self) {
+        if !self.completed {
+            // A rendezvous receive this send claimed must not wait for it forever.
+            self.op.abandon();
+        }
         if !self.completed && !std::thread::panicking() {
             panic!(
                 "dropped a SelectedOperation (index {}) without completing it: call `recv` or \

@@ -176,7 +176,8 @@ macro_rules! __select_bind {
         match $s {
             ref __berth_handle => {
                 let __berth_handle: &$crate::channel::Sender<_> = __berth_handle;
-                let mut __berth_slot = ::core::option::Option::None::<()>;
+                let mut __berth_slot =
+                    ::core::option::Option::None::<$crate::channel::__SendClaim<'_, _>>;
                 $crate::__select_bind!(
                     ($($bound)* [send __berth_handle __berth_slot ($m) ($res) ($body)])
                     $default $($rest)*
@@ -247,12 +248,8 @@ macro_rules! __select_try {
     };
     ($i:ident ($n:expr) [send $h:ident $slot:ident $($x:tt)*] $($rest:tt)*) => {
         if $i == $n {
-            if $crate::channel::__select_send_ready($h) {
-                $slot = ::core::option::Option::Some(());
-                true
-            } else {
-                false
-            }
+            $slot = $crate::channel::__select_send_ready($h);
+            $slot.is_some()
         } else {
             $crate::__select_try!($i ($n + 1) $($rest)*)
         }
@@ -275,8 +272,8 @@ macro_rules! __select_fast_dispatch {
         }
     };
     ($slow:tt [send $h:ident $slot:ident ($m:expr) ($res:pat) ($body:expr)] $($rest:tt)*) => {
-        if let ::core::option::Option::Some(()) = $slot.take() {
-            let $res = $h.send($m);
+        if let ::core::option::Option::Some(__berth_claim) = $slot.take() {
+            let $res = $crate::channel::__select_send(__berth_claim, $m);
             $body
         } else {
             $crate::__select_fast_dispatch!($slow $($rest)*)

@@ -29,7 +29,7 @@
 //! happens otherwise).
 
 use super::{RecvFail, SendFail};
-use crate::park::{with_local_parker, Unparker};
+use crate::park::{with_local_parker, with_local_waker, Unparker};
 use crate::sync::atomic::{
     AtomicU32, AtomicUsize,
     Ordering::{Acquire, Release, SeqCst},
@@ -196,8 +196,10 @@ enum Claim {
 
 /// What a selecting sender found among the waiting receivers.
 enum Partner {
-    /// A receiver that will take a value (or one this send claimed).
+    /// A receiver that will take a value.
     Found,
+    /// Another select's receive, claimed and reserved for this send (its key).
+    Claimed(usize),
     /// None now, but a select that is polling may offer one: look again when it stops.
     Busy,
     None,
@@ -214,6 +216,14 @@ enum Receiving<T> {
         key: usize,
         waker: Waker,
         ctx: Option<Arc<SelectCtx>>,
+    },
+    /// A select's receive that a selecting sender claimed: reserved for that sender, which
+    /// puts its value here when its selected operation is completed
+    /// ([`send_claimed`](Zero::send_claimed)); no other sender pairs with it.
+    Claimed {
+        key: usize,
+        waker: Waker,
+        value: Option<T>,
     },
 }
 
@@ -233,6 +243,15 @@ impl<T> State<T> {
         wakes.extend(self.select_senders.drain(..).map(|(_, w)| Wake::Task(w)));
     }
 
+    /// Removes the first waiting receiver that is not reserved by a claim.
+    fn pop_unclaimed(&mut self) -> Option<Receiving<T>> {
+        let i = self
+            .receivers
+            .iter()
+            .position(|r| !matches!(r, Receiving::Claimed { .. }))?;
+        self.receivers.remove(i)
+    }
+
     /// Takes the value of the first waiting sender and completes it.
     fn take_from_sender(&mut self) -> Option<(T, Wake)> {
         let sender = self.senders.pop_front()?;
@@ -247,7 +266,7 @@ impl<T> State<T> {
         if self.senders.is_empty() {
             return;
         }
-        match self.receivers.pop_front() {
+        match self.pop_unclaimed() {
             Some(Receiving::Packet(receiver)) => {
                 let (value, sender_wake) = self.take_from_sender().expect("checked non-empty");
                 *receiver.value.lock() = Some(value);
@@ -256,6 +275,7 @@ impl<T> State<T> {
                 wakes.push(receiver.waker());
             }
             Some(Receiving::Task { waker, .. }) => wakes.push(Wake::Task(waker)),
+            Some(Receiving::Claimed { .. }) => unreachable!("pop_unclaimed"),
             None => {}
         }
     }
@@ -289,7 +309,7 @@ impl<T> Zero<T> {
 
     /// Offers `value` to the first waiting receiver.
     fn offer(state: &mut State<T>, value: T) -> Offer<T> {
-        match state.receivers.pop_front() {
+        match state.pop_unclaimed() {
             Some(Receiving::Packet(receiver)) => {
                 *receiver.value.lock() = Some(value);
                 receiver.state.store(DONE, Release);
@@ -299,6 +319,7 @@ impl<T> Zero<T> {
                 value,
                 woke: Some(waker),
             },
+            Some(Receiving::Claimed { .. }) => unreachable!("pop_unclaimed"),
             None => Offer::Wait { value, woke: None },
         }
     }
@@ -373,27 +394,45 @@ impl<T> Zero<T> {
     }
 
     fn recv_inner(&self, wait: Option<Option<Instant>>) -> Result<T, RecvFail> {
-        self.recv_locked(self.state.lock(), wait, false)
+        self.recv_locked(self.state.lock(), wait)
     }
 
-    /// The receive of a `select` that a sender claimed (see [`SelectCtx`]): withdraws its task
-    /// entry (no wakeup is passed on: this receive takes a value itself), then receives as a
-    /// blocked thread does, waiting at the *front* of the receivers so that the claiming
-    /// sender's value comes to it.
+    /// The receive of a `select` that a sender claimed (see [`SelectCtx`]): waits for the
+    /// claiming sender to put its value in the reserved entry, then takes it.
     pub(crate) fn recv_claimed(&self, key: usize, registered: &mut bool) -> Result<T, RecvFail> {
-        let mut state = self.state.lock();
-        if std::mem::take(registered) {
-            Self::remove_task(&mut state, key);
-        }
-        self.recv_locked(state, None, true)
+        *registered = false;
+        with_local_waker(|parker, own| loop {
+            {
+                let mut state = self.state.lock();
+                let Some(i) = state
+                    .receivers
+                    .iter()
+                    .position(|r| matches!(r, Receiving::Claimed { key: k, .. } if *k == key))
+                else {
+                    // The claimer abandoned the claim (it panicked before sending): receive as
+                    // any blocked thread does.
+                    return self.recv_locked(state, None);
+                };
+                if let Receiving::Claimed { value, waker, .. } = &mut state.receivers[i] {
+                    if let Some(v) = value.take() {
+                        state.receivers.remove(i);
+                        return Ok(v);
+                    }
+                    // The claimer wakes the entry's waker: make sure it is this thread's (it
+                    // is, unless the select ran while thread-locals were being destroyed).
+                    if !waker.will_wake(own) {
+                        *waker = own.clone();
+                    }
+                }
+            }
+            parker.park();
+        })
     }
 
-    /// `front`: wait ahead of the other receivers.
     fn recv_locked(
         &self,
         mut state: crate::sync::MutexGuard<'_, State<T>>,
         wait: Option<Option<Instant>>,
-        front: bool,
     ) -> Result<T, RecvFail> {
         if let Some((value, wake)) = state.take_from_sender() {
             drop(state);
@@ -410,12 +449,9 @@ impl<T> Zero<T> {
         };
         with_local_parker(|parker| {
             let packet = Packet::new(None, Wake::Thread(parker.unparker().clone()));
-            let entry = Receiving::Packet(Arc::clone(&packet));
-            if front {
-                state.receivers.push_front(entry);
-            } else {
-                state.receivers.push_back(entry);
-            }
+            state
+                .receivers
+                .push_back(Receiving::Packet(Arc::clone(&packet)));
             let mut wakes = Vec::new();
             state.wake_select_senders(&mut wakes);
             drop(state);
@@ -644,16 +680,18 @@ impl<T> Zero<T> {
     /// select's word, whose own receives are skipped; `waker`: to watch a select that is busy
     /// (`None`: do not watch; the caller will poll again with a waker).
     fn find_receiver(
-        state: &State<T>,
+        state: &mut State<T>,
         own: Option<&Arc<SelectCtx>>,
         waker: Option<&Waker>,
         claim: bool,
         wakes: &mut Vec<Wake>,
     ) -> Partner {
         let mut busy = false;
-        for r in &state.receivers {
+        let mut claimed = None;
+        for (i, r) in state.receivers.iter().enumerate() {
             match r {
                 Receiving::Packet(_) => return Partner::Found,
+                Receiving::Claimed { .. } => {}
                 Receiving::Task {
                     waker: w,
                     ctx: None,
@@ -680,13 +718,23 @@ impl<T> Zero<T> {
                     match c.claim(*key, waker) {
                         Claim::Claimed => {
                             wakes.push(Wake::Task(w.clone()));
-                            return Partner::Found;
+                            claimed = Some((i, *key, w.clone()));
+                            break;
                         }
                         Claim::Busy => busy = true,
                         Claim::Gone => {}
                     }
                 }
             }
+        }
+        if let Some((i, key, waker)) = claimed {
+            // Reserve the receive for this sender: no other sender may pair with it now.
+            state.receivers[i] = Receiving::Claimed {
+                key,
+                waker,
+                value: None,
+            };
+            return Partner::Claimed(key);
         }
         if busy {
             Partner::Busy
@@ -697,20 +745,74 @@ impl<T> Zero<T> {
 
     /// A `select`'s send, before it registers anything: is there a receiver that will take
     /// the value (claiming a waiting select's receive if need be), or is the channel closed?
-    pub(crate) fn try_claim_receiver(&self) -> bool {
+    /// `claimed`: set to the key of a select's receive this send claimed (complete the send
+    /// with [`send_claimed`](Self::send_claimed)).
+    pub(crate) fn try_claim_receiver(&self, claimed: &mut Option<usize>) -> bool {
         let mut wakes = Vec::new();
         let found = {
-            let state = self.state.lock();
+            let mut state = self.state.lock();
             state.closed
-                || matches!(
-                    Self::find_receiver(&state, None, None, true, &mut wakes),
-                    Partner::Found
-                )
+                || match Self::find_receiver(&mut state, None, None, true, &mut wakes) {
+                    Partner::Found => true,
+                    Partner::Claimed(key) => {
+                        *claimed = Some(key);
+                        true
+                    }
+                    Partner::Busy | Partner::None => false,
+                }
         };
         for w in wakes {
             w.wake();
         }
         found
+    }
+
+    /// A claiming send that will never be completed (its `SelectedOperation` was dropped,
+    /// during a panic): releases the receive at `key`, which then receives as any blocked
+    /// thread does.
+    pub(crate) fn abandon_claim(&self, key: usize) {
+        let mut state = self.state.lock();
+        let Some(i) = state
+            .receivers
+            .iter()
+            .position(|r| matches!(r, Receiving::Claimed { key: k, .. } if *k == key))
+        else {
+            return;
+        };
+        let Some(Receiving::Claimed { waker, .. }) = state.receivers.remove(i) else {
+            unreachable!("found above");
+        };
+        drop(state);
+        waker.wake();
+    }
+
+    /// Completes a send whose select claimed the receive at `key` (see [`SelectCtx`]): puts
+    /// `value` in the reserved entry and wakes its receiver, without waiting (the receiver is
+    /// committed to taking it). Even a closed channel delivers it: the pair was made before.
+    pub(crate) fn send_claimed(&self, key: usize, value: T) -> Result<(), SendFail<T>> {
+        let mut state = self.state.lock();
+        let slot = state.receivers.iter_mut().find_map(|r| match r {
+            Receiving::Claimed {
+                key: k,
+                waker,
+                value,
+            } if *k == key => Some((waker.clone(), value)),
+            _ => None,
+        });
+        match slot {
+            Some((waker, v)) => {
+                debug_assert!(v.is_none(), "one value per claim");
+                *v = Some(value);
+                drop(state);
+                waker.wake();
+                Ok(())
+            }
+            None => {
+                drop(state);
+                debug_assert!(false, "a claimed receive waits for its sender");
+                self.send(value, None)
+            }
+        }
     }
 
     /// One poll of a `select`'s send: ready if a receiver will take the value (see
@@ -725,11 +827,15 @@ impl<T> Zero<T> {
         waker: &Waker,
         ctx: &Arc<SelectCtx>,
         peek: bool,
+        claimed: &mut Option<usize>,
     ) -> Poll<()> {
         let mut wakes = Vec::new();
         let mut state = self.state.lock();
-        let partner = Self::find_receiver(&state, Some(ctx), Some(waker), !peek, &mut wakes);
-        if state.closed || matches!(partner, Partner::Found) {
+        let partner = Self::find_receiver(&mut state, Some(ctx), Some(waker), !peek, &mut wakes);
+        if let Partner::Claimed(key) = partner {
+            *claimed = Some(key);
+        }
+        if state.closed || matches!(partner, Partner::Found | Partner::Claimed(_)) {
             if std::mem::take(registered) {
                 state.select_senders.retain(|(k, _)| *k != key);
             }
@@ -801,6 +907,7 @@ impl<T> Zero<T> {
                 packet.state.store(CLOSED, Release);
                 wakes.push(packet.waker());
             }
+            let mut kept = VecDeque::new();
             for r in state.receivers.drain(..) {
                 match r {
                     Receiving::Packet(packet) => {
@@ -808,8 +915,12 @@ impl<T> Zero<T> {
                         wakes.push(packet.waker());
                     }
                     Receiving::Task { waker, .. } => wakes.push(Wake::Task(waker)),
+                    // A claimed pair is committed: the claiming sender still holds a `Sender`
+                    // and completes the exchange (`send_claimed` ignores the close).
+                    claimed @ Receiving::Claimed { .. } => kept.push_back(claimed),
                 }
             }
+            state.receivers = kept;
             state.wake_select_senders(&mut wakes);
         }
         for w in wakes {
