@@ -38,10 +38,16 @@
 //! drop((a, b));
 //! ```
 //!
-//! Today the receiver runs on the same flavours as [`channel`](super) (a batch is a blocking
-//! receive for the first message, then non-blocking receives for the rest, each releasing its
-//! slot and waking one blocked sender); a consumer-side fast path that skips consumer
-//! arbitration is future work.
+//! The receiver runs on the same flavours as [`channel`](super). What it gains from being the
+//! only consumer is in [`Receiver::recv_many`] on a bounded channel: every message that is
+//! there is claimed by **one** read-modify-write of the queue's `head` (a shared receiver
+//! needs one per message, each of which can lose a race and retry), and up to that many blocked
+//! senders are woken at once. That one RMW is not arbitration between consumers: with a single
+//! consumer it never fails. It stays because it is the consumer's half of the no-lost-wakeup
+//! handshake with a sender going to sleep on a full channel (the sender re-checks `head` with an
+//! RMW; a plain store by the consumer would not synchronise with it, see [`crate::park`]), and
+//! on x86-64 a plain store followed by the fence that would replace it costs the same. The
+//! unbounded and rendezvous flavours take a batch message by message.
 
 use super::future::{RecvFuture, RecvState};
 use super::{RecvError, RecvTimeoutError, TryRecvError};
