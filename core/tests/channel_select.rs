@@ -809,3 +809,106 @@ fn two_selects_exchange_over_rendezvous_channels() {
         assert_eq!(join(a), expect);
     });
 }
+
+/// A selecting sender that claims a sleeping select's rendezvous receive and then leaves in
+/// its message expression (here a `break`) releases the claim: the other select goes back to
+/// waiting on all its cases, with its deadline, rather than being left in a receive it never
+/// chose. (Found in review: before the fix it waited in a plain `recv` forever, deaf to its
+/// stop channel.)
+#[test]
+fn a_send_abandoned_in_its_message_releases_the_claimed_select() {
+    with_watchdog(WATCHDOG_SECS, "abandoned claim", || {
+        let (tx, rx) = channel::bounded::<u32>(0);
+        let (stop_tx, stop_rx) = channel::bounded::<()>(0);
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let selecting = thread::spawn(move || {
+            tid_tx.send(current_tid()).unwrap();
+            select! {
+                recv(rx) -> m => m.map(Some),
+                recv(stop_rx) -> _ => Ok(None),
+            }
+        });
+        wait_until_asleep(tid_rx.recv().unwrap(), "the selecting receiver");
+        // A producer that selects a send, then finds it has nothing left to send.
+        let mut messages = Vec::<u32>::new().into_iter();
+        loop {
+            select! {
+                send(tx, match messages.next() { Some(m) => m, None => break }) -> r => r.unwrap(),
+            }
+        }
+        stop_tx.send(()).unwrap();
+        assert_eq!(
+            join(selecting),
+            Ok(None),
+            "the select heard its stop channel"
+        );
+    });
+}
+
+/// `ready` on a rendezvous send reports ready only when a `try_send` can complete (a blocked
+/// thread waits to receive), so the documented `ready` + `try_send` loop cannot spin: another
+/// select's waiting receive does not count. (Found in review: it spun millions of times.)
+#[test]
+fn ready_on_a_rendezvous_send_matches_try_send() {
+    with_watchdog(WATCHDOG_SECS, "ready matches try_send", || {
+        let (tx, rx) = channel::bounded::<u32>(0);
+        let (_keep, idle) = channel::bounded::<u32>(0);
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let selecting = {
+            let rx = rx.clone();
+            thread::spawn(move || {
+                tid_tx.send(current_tid()).unwrap();
+                select! {
+                    recv(rx) -> m => m,
+                    recv(idle) -> m => m,
+                }
+            })
+        };
+        wait_until_asleep(tid_rx.recv().unwrap(), "the selecting receiver");
+        let mut sel = Select::new();
+        sel.send(&tx);
+        assert!(
+            sel.ready_timeout(Duration::from_millis(50)).is_err(),
+            "a select's receive is not a partner for try_send"
+        );
+        assert!(tx.try_send(1).is_err());
+        // A blocked thread is.
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let blocked = thread::spawn(move || {
+            tid_tx.send(current_tid()).unwrap();
+            rx.recv()
+        });
+        wait_until_asleep(tid_rx.recv().unwrap(), "the blocked receiver");
+        assert_eq!(sel.ready(), 0);
+        assert_eq!(tx.try_send(7), Ok(()));
+        assert_eq!(join(blocked), Ok(7));
+        // Let the select finish.
+        tx.send(8).unwrap();
+        assert_eq!(join(selecting), Ok(8));
+    });
+}
+
+/// A `?` (or `return`, `break`) in a send's message expression is not an error, whichever
+/// path selected the send: the send simply does not happen. (Found in review: when the
+/// select had waited, the dropped `SelectedOperation` panicked.)
+#[test]
+fn an_early_exit_in_a_message_is_not_a_dropped_operation() {
+    fn send_or_bail(tx: &Sender<u32>, msg: Result<u32, &'static str>) -> Result<(), &'static str> {
+        select! {
+            send(tx, msg?) -> r => r.map_err(|_| "disconnected")?,
+        }
+        Ok(())
+    }
+    with_watchdog(WATCHDOG_SECS, "early exit in a message", || {
+        let (tx, rx) = channel::bounded::<u32>(0);
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        // The receiver arrives only once the sender's select sleeps: the slow path.
+        let receiver = thread::spawn(move || {
+            wait_until_asleep(tid_rx.recv().unwrap(), "the selecting sender");
+            rx.recv_timeout(Duration::from_millis(200))
+        });
+        tid_tx.send(current_tid()).unwrap();
+        assert_eq!(send_or_bail(&tx, Err("bail")), Err("bail"));
+        assert!(join(receiver).is_err(), "nothing was sent");
+    });
+}

@@ -21,7 +21,7 @@
 use super::flavors::timer::Clock;
 use super::flavors::zero::{Packet, SelectCtx};
 use super::{Flavor, Receiver, RecvError, SendError, Sender, Shared};
-use crate::park::{with_local_parker, Attempt, Handover, TaskWait};
+use crate::park::{with_local_parker, Attempt, Handover, Parker, TaskWait};
 use crate::sync::{Arc, Mutex};
 use std::fmt;
 use std::future::Future;
@@ -331,17 +331,17 @@ impl RecvState {
         }
     }
 
-    /// Completes a `select`'s receive that a rendezvous sender claimed (see [`SelectCtx`]):
-    /// receives, waiting as a blocked thread does.
-    pub(crate) fn recv_claimed<T>(
+    /// A `select`'s receive that a rendezvous sender claimed (see [`SelectCtx`]): waits for
+    /// the claimer's value; `None` if the claimer abandoned the claim.
+    pub(crate) fn wait_claimed<T>(
         &mut self,
         receiver: &Receiver<T>,
         key: usize,
-    ) -> Result<T, RecvError> {
+        parker: &Parker,
+        waker: &Waker,
+    ) -> Option<T> {
         match &receiver.shared.flavor {
-            Flavor::Zero(c) => c
-                .recv_claimed(key, &mut self.zero_registered)
-                .map_err(|_| RecvError),
+            Flavor::Zero(c) => c.wait_claimed(key, &mut self.zero_registered, parker, waker),
             _ => unreachable!("only a rendezvous receive is claimed"),
         }
     }

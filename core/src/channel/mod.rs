@@ -461,7 +461,9 @@ macro_rules! common_methods {
             }
 
             /// Disconnects the channel from either side: sends fail at once, receivers drain
-            /// what is buffered and then fail. True for the call that disconnected it.
+            /// what is buffered and then fail. True for the call that disconnected it. (One
+            /// exception: a `select`'s rendezvous send that had already claimed a select's
+            /// receive before the close still delivers to it; the pair was made before.)
             pub fn close(&self) -> bool {
                 self.shared.close()
             }

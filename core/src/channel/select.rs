@@ -6,11 +6,11 @@ use super::flavors::zero::SelectCtx;
 use super::flavors::SendFail;
 use super::future::RecvState;
 use super::{Flavor, Receiver, RecvError, SendError, Sender, Shared};
-use crate::park::{with_local_waker, Attempt, Backoff, TaskWait};
+use crate::park::{with_local_waker, Attempt, Backoff, Parker, TaskWait};
 use crate::sync::Arc;
 use std::cell::Cell;
 use std::fmt;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// One operation of a select, behind a trait object (the operations have different `T`s).
@@ -22,9 +22,10 @@ trait Operation {
     /// Registers with `cx`'s waker unless ready; `peek`: only look (for `ready`). `ctx`: this
     /// select's claim word (rendezvous channels: see [`SelectCtx`]).
     fn poll(&mut self, cx: &mut Context<'_>, peek: bool, ctx: &Arc<SelectCtx>) -> Poll<()>;
-    /// A receive whose select was claimed by a rendezvous sender (see [`SelectCtx`]): receive,
-    /// waiting for that sender (or another) as `Receiver::recv` does.
-    fn complete_claimed(&mut self);
+    /// A receive whose select was claimed by a rendezvous sender (see [`SelectCtx`]): waits
+    /// for the claimer's value and holds it as its result; false if the claimer abandoned the
+    /// claim (the select then polls again).
+    fn wait_claimed(&mut self, parker: &Parker, waker: &Waker) -> bool;
     /// The key its rendezvous registration carries (the claim names it).
     fn key(&self) -> usize;
     /// A send: the key of the rendezvous receive it claimed, if it did.
@@ -230,9 +231,15 @@ impl<T> Operation for RecvOp<'_, T> {
         }
     }
 
-    fn complete_claimed(&mut self) {
+    fn wait_claimed(&mut self, parker: &Parker, waker: &Waker) -> bool {
         let key = self.key();
-        self.result = Some(self.state.recv_claimed(self.receiver, key));
+        match self.state.wait_claimed(self.receiver, key, parker, waker) {
+            Some(v) => {
+                self.result = Some(Ok(v));
+                true
+            }
+            None => false,
+        }
     }
 
     fn key(&self) -> usize {
@@ -337,7 +344,7 @@ impl<T> Operation for SendOp<'_, T> {
         None
     }
 
-    fn complete_claimed(&mut self) {
+    fn wait_claimed(&mut self, _: &Parker, _: &Waker) -> bool {
         unreachable!("only a select's receives are claimed")
     }
 
@@ -510,8 +517,9 @@ fn send_selected<T>(
 ///   Nothing is reserved in between: if another sender takes the room (or the waiting receiver)
 ///   first, `send` waits for the next, as `Sender::send` does. crossbeam-channel reserves the
 ///   slot instead, at the price of a consumer that can be held up by the selecting thread
-///   between the selection and the send; berth keeps its channels' progress independent of
-///   user code. A rendezvous send completes only when a receiver takes the value. The
+///   between the selection and the send; on buffered channels berth keeps the channel's
+///   progress independent of user code (on rendezvous channels a claim does tie two selects
+///   together: next item). A rendezvous send completes only when a receiver takes the value. The
 ///   price is on the selecting side: a program that relies on crossbeam's reservation (a
 ///   selected send that a plain sender cannot overtake) can block here where it would not
 ///   under crossbeam. For example, a thread whose select chose `send` on an empty `bounded(1)`
@@ -521,9 +529,14 @@ fn send_selected<T>(
 ///   `recv_async` waiting on a rendezvous channel will take a value, so a select's send may
 ///   count on it. Another *select's* waiting receive has promised nothing (that select may
 ///   complete something else), so a select's send pairs with it only by claiming that select
-///   first: a CAS on the other select's claim word (`SelectCtx` in `flavors/zero.rs`) commits it to that receive,
-///   and it then receives with a blocking `recv` (waiting first in line for the value). A
-///   select can be claimed only while it sleeps, never while it polls its own operations, so
+///   first: a CAS on the other select's claim word (`SelectCtx` in `flavors/zero.rs`)
+///   commits it to that receive, which is then reserved for the claiming send: the claimed
+///   select waits for that value (beyond its own deadline, if the claimer is slow: it is
+///   committed), and the selected send puts it there without waiting. If the selected send is
+///   dropped unsent instead (a panic, or a `break`, `return` or `?` in `select!`'s message
+///   expression), the claim is released and the claimed select goes back to waiting on all
+///   its cases. A select can be claimed only while it sleeps, never while it polls its own
+///   operations, so
 ///   no select is committed twice: two threads that each select over "send to the other" and
 ///   "receive from the other" always meet. (Without the claim both select their sends and both
 ///   block in `send`; the mutant `select_send_no_claim` restores that, and loom, shuttle and a
@@ -570,6 +583,9 @@ pub struct SelectedOperation<'a> {
     index: usize,
     op: &'a mut (dyn Operation + 'a),
     completed: bool,
+    /// Set by `select!` before it evaluates a send's message: a `break`, `return` or `?` in
+    /// that expression drops the operation unsent, which is then no error.
+    lenient: bool,
 }
 
 impl<'a> Select<'a> {
@@ -703,6 +719,7 @@ impl<'a> Select<'a> {
             index,
             op,
             completed: false,
+            lenient: false,
         }
     }
 
@@ -806,7 +823,7 @@ impl<'a> Select<'a> {
                 if chosen.is_some() || give_up {
                     ctx.set_done();
                     withdraw(ops, chosen);
-                    return chosen.map(|i| (i, false));
+                    return chosen;
                 }
                 // 4. Sleep until woken, the deadline, or the earliest timer.
                 let timer = (0..n)
@@ -821,26 +838,26 @@ impl<'a> Select<'a> {
                 parked = true;
                 if let Err(key) = ctx.resume() {
                     // A rendezvous sender claimed one of our receives while we slept: that is
-                    // the selected operation, whatever else is ready.
+                    // the selected operation, whatever else is ready, unless the claimer
+                    // abandons it (its selected send dropped unsent); then poll again.
                     let i = (0..n)
                         .map(at)
                         .find(|&i| ops[i].as_mut().expect("live").op().key() == key)
                         .expect("a claim names one of this select's receives");
-                    withdraw(ops, Some(i));
-                    return Some((i, true));
+                    if ops[i]
+                        .as_mut()
+                        .expect("live")
+                        .op()
+                        .wait_claimed(parker, waker)
+                    {
+                        withdraw(ops, Some(i));
+                        return Some(i);
+                    }
+                    ctx.unclaim();
                 }
             }
         });
-        let (index, claimed) = outcome?;
-        if claimed {
-            // Receive outside the waker's scope (it waits on this thread's parker itself).
-            self.ops[index]
-                .as_mut()
-                .expect("live")
-                .op()
-                .complete_claimed();
-        }
-        Some(index)
+        outcome
     }
 }
 
@@ -872,6 +889,14 @@ impl fmt::Debug for Select<'_> {
 }
 
 impl<'a> SelectedOperation<'a> {
+    /// For `select!`: dropping this operation unsent (the message expression left early) is
+    /// not an error; the send simply does not happen.
+    #[doc(hidden)]
+    pub fn __lenient(mut self) -> Self {
+        self.lenient = true;
+        self
+    }
+
     /// The index of the selected operation (as returned by `Select::send` / `Select::recv`).
     pub fn index(&self) -> usize {
         self.index
@@ -927,7 +952,7 @@ impl Drop for SelectedOperation<'_> {
             // A rendezvous receive this send claimed must not wait for it forever.
             self.op.abandon();
         }
-        if !self.completed && !std::thread::panicking() {
+        if !self.completed && !self.lenient && !std::thread::panicking() {
             panic!(
                 "dropped a SelectedOperation (index {}) without completing it: call `recv` or \
                  `send` with the handle that was selected",

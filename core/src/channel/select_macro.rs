@@ -351,7 +351,7 @@ macro_rules! __select_dispatch {
     };
     ($oper:ident $index:ident [send $h:ident $slot:ident ($m:expr) ($res:pat) ($body:expr)] $($rest:tt)*) => {
         if $index == 0 {
-            let $res = $oper.send($h, $m);
+            let $res = $oper.__lenient().send($h, $m);
             $body
         } else {
             $index -= 1;

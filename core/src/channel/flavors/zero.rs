@@ -29,7 +29,7 @@
 //! happens otherwise).
 
 use super::{RecvFail, SendFail};
-use crate::park::{with_local_parker, with_local_waker, Unparker};
+use crate::park::{with_local_parker, Parker, Unparker};
 use crate::sync::atomic::{
     AtomicU32, AtomicUsize,
     Ordering::{Acquire, Release, SeqCst},
@@ -154,6 +154,12 @@ impl SelectCtx {
                 Err(key)
             }
         }
+    }
+
+    /// The owner's claimed receive was abandoned by its claimer: back to `BUSY` (only the
+    /// owner moves a claimed word), to poll its operations again.
+    pub(crate) fn unclaim(&self) {
+        self.state.store(BUSY, SeqCst);
     }
 
     /// Tries to claim the owner's receive at `key`. `Busy` if the owner is polling: `watcher`
@@ -397,26 +403,30 @@ impl<T> Zero<T> {
         self.recv_locked(self.state.lock(), wait)
     }
 
-    /// The receive of a `select` that a sender claimed (see [`SelectCtx`]): waits for the
-    /// claiming sender to put its value in the reserved entry, then takes it.
-    pub(crate) fn recv_claimed(&self, key: usize, registered: &mut bool) -> Result<T, RecvFail> {
+    /// The receive of a `select` that a sender claimed (see [`SelectCtx`]): waits on this
+    /// thread's `parker` for the claiming sender to put its value in the reserved entry, then
+    /// takes it. `None` if the claimer abandoned the claim instead (its selected send was
+    /// dropped unsent): the select then goes back to polling its operations, with its deadline.
+    /// Either way the entry is gone afterwards.
+    pub(crate) fn wait_claimed(
+        &self,
+        key: usize,
+        registered: &mut bool,
+        parker: &Parker,
+        own: &Waker,
+    ) -> Option<T> {
         *registered = false;
-        with_local_waker(|parker, own| loop {
+        loop {
             {
                 let mut state = self.state.lock();
-                let Some(i) = state
+                let i = state
                     .receivers
                     .iter()
-                    .position(|r| matches!(r, Receiving::Claimed { key: k, .. } if *k == key))
-                else {
-                    // The claimer abandoned the claim (it panicked before sending): receive as
-                    // any blocked thread does.
-                    return self.recv_locked(state, None);
-                };
+                    .position(|r| matches!(r, Receiving::Claimed { key: k, .. } if *k == key))?;
                 if let Receiving::Claimed { value, waker, .. } = &mut state.receivers[i] {
                     if let Some(v) = value.take() {
                         state.receivers.remove(i);
-                        return Ok(v);
+                        return Some(v);
                     }
                     // The claimer wakes the entry's waker: make sure it is this thread's (it
                     // is, unless the select ran while thread-locals were being destroyed).
@@ -426,7 +436,7 @@ impl<T> Zero<T> {
                 }
             }
             parker.park();
-        })
+        }
     }
 
     fn recv_locked(
@@ -660,11 +670,15 @@ impl<T> Zero<T> {
         }
     }
 
-    /// Whether a send could find a receiver now (or the channel is closed), for a `select`
-    /// that has not registered anything.
+    /// Whether a `try_send` could complete now: a blocked thread waits to receive (or the
+    /// channel is closed). For a `select`'s `ready`, which promises nothing.
     pub(crate) fn is_send_ready(&self) -> bool {
         let state = self.state.lock();
-        state.closed || !state.receivers.is_empty()
+        state.closed
+            || state
+                .receivers
+                .iter()
+                .any(|r| matches!(r, Receiving::Packet(_)))
     }
 
     /// Whether a receive could find a sender now (or the channel is closed).
@@ -675,8 +689,9 @@ impl<T> Zero<T> {
 
     /// Finds a receiver for a selecting sender, under the lock. A blocked thread or a plain
     /// async receive will take a value: found. A waiting select's receive is found only if
-    /// `claim` and the CAS that claims it succeeds (its waker is then pushed to `wakes`);
-    /// without `claim` (a `ready`, which promises nothing) it counts as found. `own`: this
+    /// `claim` and the CAS that claims it succeeds (its waker is then pushed to `wakes`).
+    /// Without `claim` (a `ready`, which promises nothing) only a blocked thread counts, as
+    /// for `try_send`. `own`: this
     /// select's word, whose own receives are skipped; `waker`: to watch a select that is busy
     /// (`None`: do not watch; the caller will poll again with a waker).
     fn find_receiver(
@@ -692,6 +707,9 @@ impl<T> Zero<T> {
             match r {
                 Receiving::Packet(_) => return Partner::Found,
                 Receiving::Claimed { .. } => {}
+                // A `ready` (no claim) counts only a blocked thread: the `try_send` that
+                // follows it can complete with nothing else.
+                Receiving::Task { .. } if !claim => {}
                 Receiving::Task {
                     waker: w,
                     ctx: None,
@@ -712,7 +730,7 @@ impl<T> Zero<T> {
                     // MUTANT select_send_no_claim: count another select's waiting receive as a
                     // partner without claiming it (berth's first select): two selects that
                     // each see the other's receive both select their sends and deadlock.
-                    if !claim || cfg!(berth_mutant = "select_send_no_claim") {
+                    if cfg!(berth_mutant = "select_send_no_claim") {
                         return Partner::Found;
                     }
                     match c.claim(*key, waker) {
@@ -767,9 +785,9 @@ impl<T> Zero<T> {
         found
     }
 
-    /// A claiming send that will never be completed (its `SelectedOperation` was dropped,
-    /// during a panic): releases the receive at `key`, which then receives as any blocked
-    /// thread does.
+    /// A claiming send that will never be completed (its selected operation was dropped
+    /// unsent: a panic, or a `break`, `return` or `?` in the message expression): releases the
+    /// receive at `key`, whose select then goes back to polling its operations.
     pub(crate) fn abandon_claim(&self, key: usize) {
         let mut state = self.state.lock();
         let Some(i) = state
