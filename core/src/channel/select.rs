@@ -539,8 +539,8 @@ fn send_selected<T>(
 ///   operations, so
 ///   no select is committed twice: two threads that each select over "send to the other" and
 ///   "receive from the other" always meet. (Without the claim both select their sends and both
-///   block in `send`; the mutant `select_send_no_claim` restores that, and loom, shuttle and a
-///   stress test catch it.)
+///   block in `send`; the mutant `select_send_no_claim` restores that, and the loom and
+///   shuttle models catch it.)
 ///
 /// Timer channels ([`after`](super::after), [`at`](super::at), [`tick`](super::tick),
 /// [`never`](super::never)) register nothing: the select parks no later than the earliest one is
