@@ -241,6 +241,9 @@ fn drain_ready<T>(receiver: &super::Receiver<T>, buf: &mut Vec<T>, max: usize) -
 }
 
 /// The future of [`Receiver::recv_many_async`].
+///
+/// **Cancel safety:** dropping it while pending consumes no message, appends nothing, and
+/// passes on a wakeup it had been chosen for.
 #[must_use = "futures do nothing unless polled"]
 pub struct RecvManyFuture<'a, T> {
     receiver: &'a super::Receiver<T>,
