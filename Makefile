@@ -13,7 +13,7 @@ NIGHTLY ?= +nightly
 LOOM_TARGET := target/loom
 LOOM_ENV := RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET) LOOM_MAX_PREEMPTIONS=3
 
-.PHONY: all test verify setup unsafe-inventory fmt-check clippy doc unit loom loom-futex loom-condvar shuttle mutants miri tsan fuzz bench report-allocator report-scq-threshold help
+.PHONY: all test verify setup unsafe-inventory fmt-check clippy doc unit examples api-check api-snapshot msrv loom loom-futex loom-condvar shuttle mutants miri tsan fuzz bench report-allocator report-scq-threshold help
 
 all: test
 
@@ -22,11 +22,14 @@ help:
 	@echo "make verify  setup, then every checker (fuzz, test with 10x shuttle, miri, tsan)"
 	@echo "make setup   nightly miri + rust-src, cargo-fuzz (idempotent)"
 	@echo "make loom | shuttle | mutants | miri | tsan | fuzz | bench"
+	@echo "make examples  run core/examples/* (each checks its own result)"
+	@echo "make api-check | api-snapshot  public API vs core/api/public-api.txt | rewrite it"
+	@echo "make msrv    the library builds with Cargo.toml's rust-version"
 	@echo "make report-allocator  malloc vs pool futex report (reports/allocator/README.md)"
 	@echo "make report-scq-threshold  does ScqQueue strand a value? mutant vs fix (reports/scq-threshold/README.md)"
 
 ## test: what CI runs.
-test: fmt-check unsafe-inventory clippy doc unit loom shuttle mutants
+test: fmt-check unsafe-inventory clippy doc api-check unit examples loom shuttle mutants
 	@echo "make test: all passed"
 
 ## verify: every checker, after setup (a fresh machine needs nothing else).
@@ -34,11 +37,13 @@ verify: setup fuzz
 	$(MAKE) test SHUTTLE_ITERATIONS=2000
 	$(MAKE) miri
 	$(MAKE) tsan
+	$(MAKE) msrv
 	@echo "make verify: all passed"
 
 ## setup: idempotent; rustup and cargo install skip what is already there.
 setup:
 	rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	rustup toolchain list | grep -q '^$(MSRV)' || rustup toolchain install $(MSRV) --profile minimal
 	rustup component add miri rust-src --toolchain nightly
 	command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
 
@@ -58,6 +63,32 @@ clippy:
 ## doc: the API docs build with no warning (broken or private intra-doc links fail).
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p berth --no-deps --features futures
+
+## examples: each program in core/examples/ (dev profile), each asserting its own result.
+EXAMPLES := $(sort $(basename $(notdir $(wildcard core/examples/*.rs))))
+examples:
+	$(CARGO) build -q -p berth --examples
+	for e in $(EXAMPLES); do \
+		echo "example: $$e"; \
+		$(CARGO) run -q -p berth --example $$e || exit 1; \
+	done
+
+## api-check: the public API, listed from rustdoc's JSON (nightly, own target dir), matches
+## core/api/public-api.txt; a mismatch prints the diff. api-snapshot rewrites the file after an
+## intended change (note it in CHANGELOG.md).
+api-check:
+	CARGO="$(CARGO)" NIGHTLY="$(NIGHTLY)" python3 scripts/api_snapshot.py
+
+api-snapshot:
+	CARGO="$(CARGO)" NIGHTLY="$(NIGHTLY)" python3 scripts/api_snapshot.py --bless
+
+## msrv: the library (both feature sets) checks with the toolchain of Cargo.toml's rust-version.
+## Only the library: the tests' dev-dependencies need a newer Rust (proptest 1.12 needs 1.88).
+MSRV := $(shell sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+msrv:
+	CARGO_TARGET_DIR=target/msrv $(CARGO) +$(MSRV) check -q -p berth
+	CARGO_TARGET_DIR=target/msrv $(CARGO) +$(MSRV) check -q -p berth --features futures
+	@echo "make msrv: berth builds with Rust $(MSRV)"
 
 unit:
 	$(CARGO) test --workspace
