@@ -357,8 +357,13 @@ impl<T> Operation for SendOp<'_, T> {
     }
 
     fn abandon(&mut self) {
-        if let (Some(key), Flavor::Zero(c)) = (self.claimed.take(), &self.sender.shared.flavor) {
-            c.abandon_claim(key);
+        // Dropped unsent: release the receive it claimed, or else pass on the wakeup it may
+        // have been woken with (see `Zero::pass_on`).
+        if let Flavor::Zero(c) = &self.sender.shared.flavor {
+            match self.claimed.take() {
+                Some(key) => c.abandon_claim(key),
+                None => c.pass_on(),
+            }
         }
     }
 
@@ -438,6 +443,7 @@ pub struct __SendClaim<'a, T> {
 
 impl<T> Drop for __SendClaim<'_, T> {
     fn drop(&mut self) {
+        // Never registered (the fast path registers nothing), so no wakeup to pass on.
         if let (Some(key), Flavor::Zero(c)) = (self.claimed.take(), &self.sender.shared.flavor) {
             c.abandon_claim(key);
         }

@@ -236,17 +236,44 @@ enum Receiving<T> {
 struct State<T> {
     senders: VecDeque<Arc<Packet<T>>>,
     receivers: VecDeque<Receiving<T>>,
-    /// Threads in a `select` waiting for a receiver to send to (they hold no value yet): every
-    /// one is woken when a receiver starts waiting, and by `close`. Keyed by the address of the
-    /// select's operation.
-    select_senders: Vec<(usize, Waker)>,
+    /// Threads in a `select` waiting for a receiver to send to (they hold no value yet), oldest
+    /// first: one is woken when a receiver starts waiting (and passes the wakeup on if it does
+    /// not pair, see `pass_on`), every one by `close`. Keyed by the address of the select's
+    /// operation.
+    select_senders: VecDeque<(usize, Waker)>,
     closed: bool,
 }
 
 impl<T> State<T> {
-    /// A receiver now waits: the selecting senders must look again.
+    /// Every selecting sender must look again (the channel closed).
     fn wake_select_senders(&mut self, wakes: &mut Vec<Wake>) {
         wakes.extend(self.select_senders.drain(..).map(|(_, w)| Wake::Task(w)));
+    }
+
+    /// A receiver now waits: wake one selecting sender, the longest registered, to pair with
+    /// it. Waking them all made every exchange a herd (all but one woke only to find the
+    /// receiver claimed, and slept again). A woken sender that does not pair passes the wakeup
+    /// on when it withdraws ([`Zero::cancel_send_ready`]).
+    fn wake_one_select_sender(&mut self, wakes: &mut Vec<Wake>) {
+        if let Some((_, w)) = self.select_senders.pop_front() {
+            wakes.push(Wake::Task(w));
+        }
+    }
+
+    /// A selecting sender stops waiting here without having paired (it withdrew, or will not
+    /// send after all). A waiting receiver wakes only one selecting sender, and this may be
+    /// it: woken for the receiver, or woken, then watching the receiver's busy select. So if a
+    /// receiver still waits unclaimed, the next selecting sender is woken. This can wake a
+    /// sender that finds nothing (the receiver's own sender still on its way); it never leaves
+    /// a receiver waiting beside a selecting sender that sleeps.
+    fn pass_on(&mut self, wakes: &mut Vec<Wake>) {
+        if self
+            .receivers
+            .iter()
+            .any(|r| !matches!(r, Receiving::Claimed { .. }))
+        {
+            self.wake_one_select_sender(wakes);
+        }
     }
 
     /// Removes the first waiting receiver that is not reserved by a claim.
@@ -307,7 +334,7 @@ impl<T> Zero<T> {
             state: Mutex::new(State {
                 senders: VecDeque::new(),
                 receivers: VecDeque::new(),
-                select_senders: Vec::new(),
+                select_senders: VecDeque::new(),
                 closed: false,
             }),
         }
@@ -463,7 +490,7 @@ impl<T> Zero<T> {
                 .receivers
                 .push_back(Receiving::Packet(Arc::clone(&packet)));
             let mut wakes = Vec::new();
-            state.wake_select_senders(&mut wakes);
+            state.wake_one_select_sender(&mut wakes);
             drop(state);
             for w in wakes {
                 w.wake();
@@ -629,7 +656,7 @@ impl<T> Zero<T> {
         });
         *registered = true;
         let mut wakes = Vec::new();
-        state.wake_select_senders(&mut wakes);
+        state.wake_one_select_sender(&mut wakes);
         drop(state);
         for w in wakes {
             w.wake();
@@ -857,6 +884,10 @@ impl<T> Zero<T> {
             if std::mem::take(registered) {
                 state.select_senders.retain(|(k, _)| *k != key);
             }
+            if peek {
+                // A `ready` promises nothing: whoever was waiting for a sender still is.
+                state.pass_on(&mut wakes);
+            }
             drop(state);
             for w in wakes {
                 w.wake();
@@ -870,17 +901,40 @@ impl<T> Zero<T> {
                     *w = waker.clone();
                 }
             }
-            None => state.select_senders.push((key, waker.clone())),
+            None => state.select_senders.push_back((key, waker.clone())),
         }
         *registered = true;
         Poll::Pending
     }
 
-    /// A `select`'s send withdraws. Selecting senders are woken all at once, so a withdrawing
-    /// one owes no wakeup to another.
+    /// A `select`'s send withdraws (its select completed another operation, or gave up).
     pub(crate) fn cancel_send_ready(&self, key: usize, registered: &mut bool) {
-        if std::mem::take(registered) {
-            self.state.lock().select_senders.retain(|(k, _)| *k != key);
+        if !std::mem::take(registered) {
+            return;
+        }
+        let mut wakes = Vec::new();
+        {
+            let mut state = self.state.lock();
+            state.select_senders.retain(|(k, _)| *k != key);
+            // MUTANT select_sender_no_forward: a withdrawing sender passes nothing on; a
+            // receiver whose one woken sender went elsewhere sleeps beside the others.
+            if !cfg!(berth_mutant = "select_sender_no_forward") {
+                state.pass_on(&mut wakes);
+            }
+        }
+        for w in wakes {
+            w.wake();
+        }
+    }
+
+    /// A selecting sender that saw a receiver here will not pair with it after all (its
+    /// selected send was dropped unsent, or it was only a `ready`): it may have been the one
+    /// sender woken for that receiver, so the wakeup passes on.
+    pub(crate) fn pass_on(&self) {
+        let mut wakes = Vec::new();
+        self.state.lock().pass_on(&mut wakes);
+        for w in wakes {
+            w.wake();
         }
     }
 
