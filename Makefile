@@ -13,7 +13,7 @@ NIGHTLY ?= +nightly
 LOOM_TARGET := target/loom
 LOOM_ENV := RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET) LOOM_MAX_PREEMPTIONS=3
 
-.PHONY: all test verify setup unsafe-inventory fmt-check clippy doc unit examples api-check api-snapshot msrv loom loom-futex loom-condvar shuttle mutants miri tsan fuzz bench report-allocator report-scq-threshold help
+.PHONY: all test verify setup unsafe-inventory fmt-check clippy doc unit examples api-check api-snapshot doc-examples msrv loom loom-futex loom-condvar shuttle mutants miri tsan fuzz bench report-allocator report-scq-threshold help
 
 all: test
 
@@ -24,12 +24,13 @@ help:
 	@echo "make loom | shuttle | mutants | miri | tsan | fuzz | bench"
 	@echo "make examples  run core/examples/* (each checks its own result)"
 	@echo "make api-check | api-snapshot  public API vs core/api/public-api.txt | rewrite it"
+	@echo "make doc-examples  every public item has an \`# Examples\` doctest"
 	@echo "make msrv    the library builds with Cargo.toml's rust-version"
 	@echo "make report-allocator  malloc vs pool futex report (reports/allocator/README.md)"
 	@echo "make report-scq-threshold  does ScqQueue strand a value? mutant vs fix (reports/scq-threshold/README.md)"
 
 ## test: what CI runs.
-test: fmt-check unsafe-inventory clippy doc api-check unit examples loom shuttle mutants
+test: fmt-check unsafe-inventory clippy doc api-check doc-examples unit examples loom shuttle mutants
 	@echo "make test: all passed"
 
 ## verify: every checker, after setup (a fresh machine needs nothing else).
@@ -82,6 +83,11 @@ api-check:
 api-snapshot:
 	CARGO="$(CARGO)" NIGHTLY="$(NIGHTLY)" python3 scripts/api_snapshot.py --bless
 
+## doc-examples: every public item (as api-check lists them) has an `# Examples` section with a
+## doctest; the doctests themselves run in `unit` (the futures-only ones with the feature on).
+doc-examples:
+	CARGO="$(CARGO)" NIGHTLY="$(NIGHTLY)" python3 scripts/check_doc_examples.py
+
 ## msrv: the library (both feature sets) checks with the toolchain of Cargo.toml's rust-version.
 ## Only the library: the tests' dev-dependencies need a newer Rust (proptest 1.12 needs 1.88).
 MSRV := $(shell sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
@@ -93,6 +99,7 @@ msrv:
 unit:
 	$(CARGO) test --workspace
 	$(CARGO) test -p berth --features futures --test channel_stream
+	$(CARGO) test -p berth --features futures --doc -- channel::stream::
 
 ## loom: the models in models/tests/loom_*.rs, release build, under both parkers.
 loom: loom-futex loom-condvar

@@ -5,6 +5,8 @@
 //! - [`queue`]: bounded MPMC queues ([`MutexQueue`], [`VyukovQueue`]) behind [`BoundedQueue`];
 //! - [`park`]: the spin-then-park [`Parker`](park::Parker) every blocking operation sleeps on.
 //!
+//! # Examples
+//!
 //! ```
 //! use berth::{BoundedQueue, VyukovQueue};
 //! use std::sync::Arc;

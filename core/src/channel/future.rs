@@ -34,6 +34,26 @@ use std::time::Instant;
 ///
 /// **Cancel safety:** dropping it while pending drops the value it has not sent (nothing of it
 /// is in the channel).
+///
+/// # Examples
+///
+/// ```
+/// use std::future::Future;
+/// use std::pin::pin;
+/// use std::task::{Context, Poll, Waker};
+///
+/// let (tx, rx) = berth::channel::bounded(1);
+/// tx.send(1).unwrap();
+/// let mut cx = Context::from_waker(Waker::noop());
+/// {
+///     let mut send = pin!(tx.send_async(2));
+///     assert!(send.as_mut().poll(&mut cx).is_pending()); // the channel is full
+/// } // dropped while pending: 2 is dropped, unsent
+/// assert_eq!(rx.try_recv(), Ok(1));
+/// assert!(rx.try_recv().is_err());
+/// let mut send = pin!(tx.send_async(3));
+/// assert_eq!(send.as_mut().poll(&mut cx), Poll::Ready(Ok(())));
+/// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct SendFuture<'a, T> {
     sender: &'a Sender<T>,
@@ -46,6 +66,24 @@ pub struct SendFuture<'a, T> {
 ///
 /// **Cancel safety:** dropping it while pending consumes no message, and passes on a wakeup it
 /// had been chosen for.
+///
+/// # Examples
+///
+/// ```
+/// use std::future::Future;
+/// use std::pin::pin;
+/// use std::task::{Context, Poll, Waker};
+///
+/// let (tx, rx) = berth::channel::unbounded();
+/// let mut cx = Context::from_waker(Waker::noop());
+/// {
+///     let mut recv = pin!(rx.recv_async());
+///     assert!(recv.as_mut().poll(&mut cx).is_pending()); // nothing sent yet
+/// } // dropped while pending: it consumes nothing
+/// tx.send(7).unwrap();
+/// let mut recv = pin!(rx.recv_async());
+/// assert_eq!(recv.as_mut().poll(&mut cx), Poll::Ready(Ok(7)));
+/// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct RecvFuture<'a, T> {
     receiver: &'a Receiver<T>,
@@ -63,6 +101,8 @@ impl<T> Sender<T> {
     /// took the value, in which case the send had completed) and frees whatever it held of the
     /// channel: its place among the waiting senders. A future re-polled with a new waker is
     /// woken through the new one.
+    ///
+    /// # Examples
     ///
     /// ```
     /// # use std::future::Future;
@@ -95,6 +135,8 @@ impl<T> Receiver<T> {
     /// now in the channel), the drop passes that wakeup on to the next waiting receiver, so no
     /// message is left beside a sleeping receiver. A future re-polled with a new waker is woken
     /// through the new one.
+    ///
+    /// # Examples
     ///
     /// ```
     /// # use std::future::Future;

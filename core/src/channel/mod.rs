@@ -30,6 +30,8 @@
 //! unparker can sit in the wait lists of several channels at once, which is what a `select`
 //! needs, and a notifier's fast path (one `Relaxed` load of the list's count) does not change.
 //!
+//! # Examples
+//!
 //! ```
 //! use berth::channel;
 //! use std::thread;
@@ -90,6 +92,25 @@ use std::time::{Duration, Instant};
 ///
 /// If `capacity` is too large for the ring's positions or for memory (see
 /// [`VyukovQueue::new`](crate::VyukovQueue::new)).
+///
+/// # Examples
+///
+/// ```
+/// use berth::channel;
+/// use std::thread;
+///
+/// let (tx, rx) = channel::bounded(2);
+/// tx.send(1).unwrap();
+/// tx.send(2).unwrap();
+/// assert!(tx.try_send(3).unwrap_err().is_full()); // exactly 2 messages fit
+/// assert_eq!(rx.recv(), Ok(1));
+///
+/// // bounded(0): a send completes only when a receiver takes the message.
+/// let (tx, rx) = channel::bounded(0);
+/// let receiver = thread::spawn(move || rx.recv().unwrap());
+/// tx.send("hand-off").unwrap();
+/// assert_eq!(receiver.join().unwrap(), "hand-off");
+/// ```
 pub fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     let flavor = if capacity == 0 {
         Flavor::Zero(Zero::new())
@@ -100,6 +121,20 @@ pub fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
 }
 
 /// A channel without a capacity limit.
+///
+/// # Examples
+///
+/// ```
+/// use berth::channel;
+///
+/// let (tx, rx) = channel::unbounded();
+/// for i in 0..1_000 {
+///     tx.send(i).unwrap(); // never waits
+/// }
+/// drop(tx);
+/// assert_eq!(rx.iter().count(), 1_000);
+/// assert_eq!(rx.capacity(), None);
+/// ```
 pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
     new_channel(Flavor::List(List::new()))
 }
@@ -108,6 +143,8 @@ pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
 ///
 /// Like every timer channel it has no sender and never disconnects, costs no thread, and is
 /// made to be used in a [`select!`](crate::select) (see [`at`] for what a receive sees).
+///
+/// # Examples
 ///
 /// ```
 /// use berth::channel;
@@ -132,6 +169,8 @@ pub fn after(duration: Duration) -> Receiver<Instant> {
 /// receive after the message was taken, finds the channel empty (a blocking `recv` then waits
 /// forever, a `recv_timeout` until its timeout). `close` has no effect on a timer channel.
 ///
+/// # Examples
+///
 /// ```
 /// use berth::channel;
 /// use std::time::{Duration, Instant};
@@ -149,6 +188,8 @@ pub fn at(when: Instant) -> Receiver<Instant> {
 /// tick is pending: ticks that come and go while nobody receives are dropped, and the next
 /// receive gets the latest one that is due. A zero `period` delivers the current instant to
 /// every receive.
+///
+/// # Examples
 ///
 /// ```
 /// use berth::channel;
@@ -168,6 +209,8 @@ pub fn tick(period: Duration) -> Receiver<Instant> {
 
 /// A channel that never delivers and never disconnects: a placeholder for an operation that
 /// must never be selected (an optional timeout, a channel that is not there yet).
+///
+/// # Examples
 ///
 /// ```
 /// use berth::channel::{self, Receiver};
@@ -319,18 +362,75 @@ impl<T> Shared<T> {
 
 /// The sending half of a channel. Cloneable; the channel disconnects when the last one is
 /// dropped.
+///
+/// # Examples
+///
+/// ```
+/// use berth::channel;
+/// use std::thread;
+///
+/// let (tx, rx) = channel::unbounded();
+/// let handles: Vec<_> = (0..3)
+///     .map(|id| {
+///         let tx = tx.clone();
+///         thread::spawn(move || tx.send(id).unwrap())
+///     })
+///     .collect();
+/// drop(tx); // the clones keep the channel connected until they are done
+/// let mut got: Vec<i32> = rx.iter().collect();
+/// got.sort();
+/// assert_eq!(got, [0, 1, 2]);
+/// for h in handles {
+///     h.join().unwrap();
+/// }
+/// ```
 pub struct Sender<T> {
     shared: Arc<Shared<T>>,
 }
 
 /// The receiving half of a channel. Cloneable (each message goes to one receiver); the channel
 /// disconnects when the last one is dropped.
+///
+/// # Examples
+///
+/// ```
+/// use berth::channel;
+/// use std::thread;
+///
+/// let (tx, rx) = channel::bounded(16);
+/// let workers: Vec<_> = (0..2)
+///     .map(|_| {
+///         let rx = rx.clone();
+///         thread::spawn(move || rx.iter().count()) // each message goes to one of them
+///     })
+///     .collect();
+/// for i in 0..100 {
+///     tx.send(i).unwrap();
+/// }
+/// drop(tx);
+/// let total: usize = workers.into_iter().map(|w| w.join().unwrap()).sum();
+/// assert_eq!(total, 100);
+/// ```
 pub struct Receiver<T> {
     shared: Arc<Shared<T>>,
 }
 
 /// A sender that does not keep the channel connected; [`upgrade`](WeakSender::upgrade) it to
 /// send.
+///
+/// # Examples
+///
+/// ```
+/// use berth::channel;
+///
+/// let (tx, rx) = channel::unbounded::<u32>();
+/// let weak = tx.downgrade();
+/// weak.upgrade().unwrap().send(1).unwrap();
+/// drop(tx); // a weak sender does not keep the channel connected
+/// assert!(weak.upgrade().is_none());
+/// assert_eq!(rx.recv(), Ok(1));
+/// assert!(rx.recv().is_err());
+/// ```
 pub struct WeakSender<T> {
     shared: Arc<Shared<T>>,
 }
@@ -338,6 +438,21 @@ pub struct WeakSender<T> {
 impl<T> Sender<T> {
     /// Sends `msg`, waiting while the channel is full (for a rendezvous channel: until a receiver
     /// takes it). Fails only if the channel is disconnected, handing `msg` back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel;
+    /// use std::thread;
+    ///
+    /// let (tx, rx) = channel::bounded(1);
+    /// let consumer = thread::spawn(move || rx.iter().sum::<u32>());
+    /// for i in 1..=10 {
+    ///     tx.send(i).unwrap(); // waits while the channel is full
+    /// }
+    /// drop(tx);
+    /// assert_eq!(consumer.join().unwrap(), 55);
+    /// ```
     pub fn send(&self, msg: T) -> Result<(), SendError<T>> {
         self.shared.send(msg, None).map_err(|e| match e {
             SendFail::Disconnected(v) | SendFail::Full(v) | SendFail::Timeout(v) => SendError(v),
@@ -345,6 +460,18 @@ impl<T> Sender<T> {
     }
 
     /// Sends `msg` if that is possible without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, TrySendError};
+    ///
+    /// let (tx, rx) = channel::bounded(1);
+    /// assert_eq!(tx.try_send(1), Ok(()));
+    /// assert_eq!(tx.try_send(2), Err(TrySendError::Full(2)));
+    /// drop(rx);
+    /// assert_eq!(tx.try_send(3), Err(TrySendError::Disconnected(3)));
+    /// ```
     pub fn try_send(&self, msg: T) -> Result<(), TrySendError<T>> {
         on_flavor!(self.shared, c => c.try_send(msg)).map_err(|e| match e {
             SendFail::Full(v) | SendFail::Timeout(v) => TrySendError::Full(v),
@@ -353,11 +480,36 @@ impl<T> Sender<T> {
     }
 
     /// Sends `msg`, waiting at most `timeout`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel;
+    /// use std::time::Duration;
+    ///
+    /// let (tx, rx) = channel::bounded(1);
+    /// tx.send_timeout(1, Duration::from_millis(1)).unwrap();
+    /// let e = tx.send_timeout(2, Duration::from_millis(1)).unwrap_err();
+    /// assert!(e.is_timeout());
+    /// assert_eq!(rx.recv(), Ok(1));
+    /// ```
     pub fn send_timeout(&self, msg: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
         self.send_until(msg, deadline_after(timeout))
     }
 
     /// Sends `msg`, waiting until `deadline` at most.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (tx, _rx) = channel::bounded(0); // nobody receives
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// assert!(tx.send_deadline(1, deadline).unwrap_err().is_timeout());
+    /// assert!(Instant::now() >= deadline);
+    /// ```
     pub fn send_deadline(&self, msg: T, deadline: Instant) -> Result<(), SendTimeoutError<T>> {
         self.send_until(msg, Some(deadline))
     }
@@ -370,6 +522,17 @@ impl<T> Sender<T> {
     }
 
     /// A handle that does not keep the channel connected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, rx) = berth::channel::unbounded::<u8>();
+    /// let weak = tx.downgrade();
+    /// assert_eq!(rx.sender_count(), 1); // weak senders do not count
+    /// drop(tx);
+    /// assert!(rx.is_disconnected());
+    /// assert!(weak.upgrade().is_none());
+    /// ```
     pub fn downgrade(&self) -> WeakSender<T> {
         WeakSender {
             shared: Arc::clone(&self.shared),
@@ -380,11 +543,38 @@ impl<T> Sender<T> {
 impl<T> Receiver<T> {
     /// Receives a message, waiting while the channel is empty. Fails once the channel is empty
     /// and disconnected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel;
+    /// use std::thread;
+    ///
+    /// let (tx, rx) = channel::unbounded();
+    /// thread::spawn(move || {
+    ///     tx.send("hello").unwrap();
+    /// }); // `tx` is dropped when the thread ends
+    /// assert_eq!(rx.recv(), Ok("hello")); // waits for the message
+    /// assert!(rx.recv().is_err()); // empty and disconnected
+    /// ```
     pub fn recv(&self) -> Result<T, RecvError> {
         self.shared.recv(None).map_err(|_| RecvError)
     }
 
     /// Receives a message if one is available without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, TryRecvError};
+    ///
+    /// let (tx, rx) = channel::unbounded();
+    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    /// tx.send(5).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(5));
+    /// drop(tx);
+    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+    /// ```
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
         on_flavor!(self.shared, c => c.try_recv()).map_err(|e| match e {
             RecvFail::Empty | RecvFail::Timeout => TryRecvError::Empty,
@@ -393,11 +583,35 @@ impl<T> Receiver<T> {
     }
 
     /// Receives a message, waiting at most `timeout`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, RecvTimeoutError};
+    /// use std::time::Duration;
+    ///
+    /// let (tx, rx) = channel::unbounded();
+    /// assert_eq!(rx.recv_timeout(Duration::from_millis(1)), Err(RecvTimeoutError::Timeout));
+    /// tx.send(1).unwrap();
+    /// assert_eq!(rx.recv_timeout(Duration::from_millis(1)), Ok(1));
+    /// ```
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
         self.recv_until(deadline_after(timeout))
     }
 
     /// Receives a message, waiting until `deadline` at most.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (_tx, rx) = channel::unbounded::<u32>();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// assert!(rx.recv_deadline(deadline).unwrap_err().is_timeout());
+    /// assert!(Instant::now() >= deadline);
+    /// ```
     pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
         self.recv_until(Some(deadline))
     }
@@ -410,52 +624,154 @@ impl<T> Receiver<T> {
     }
 
     /// A blocking iterator: yields messages until the channel is empty and disconnected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel;
+    /// use std::thread;
+    ///
+    /// let (tx, rx) = channel::bounded(4);
+    /// thread::spawn(move || {
+    ///     for i in 0..10 {
+    ///         tx.send(i).unwrap();
+    ///     }
+    /// });
+    /// // Blocks for each message; ends once the sender is gone and the channel is drained.
+    /// assert_eq!(rx.iter().collect::<Vec<_>>(), (0..10).collect::<Vec<_>>());
+    /// ```
     pub fn iter(&self) -> Iter<'_, T> {
         Iter { receiver: self }
     }
 
     /// A non-blocking iterator: yields the messages available now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, rx) = berth::channel::unbounded();
+    /// tx.send(1).unwrap();
+    /// tx.send(2).unwrap();
+    /// // Only what is there now; the channel is still connected.
+    /// assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1, 2]);
+    /// assert_eq!(rx.try_iter().next(), None);
+    /// ```
     pub fn try_iter(&self) -> TryIter<'_, T> {
         TryIter { receiver: self }
     }
 }
 
-/// Methods both handles share.
+/// Methods both handles share. `$var` names the handle in the examples (`tx` or `rx`).
 macro_rules! common_methods {
-    ($handle:ident) => {
+    ($handle:ident, $var:literal) => {
         impl<T> $handle<T> {
             /// The number of messages in the channel (always 0 for a rendezvous channel).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// let (tx, rx) = berth::channel::bounded(4);
+            /// tx.send(1).unwrap();
+            /// tx.send(2).unwrap();
+            #[doc = concat!(" assert_eq!(", $var, ".len(), 2);")]
+            /// rx.recv().unwrap();
+            #[doc = concat!(" assert_eq!(", $var, ".len(), 1);")]
+            /// ```
             pub fn len(&self) -> usize {
                 self.shared.len()
             }
 
             /// True if the channel holds no message (always, for a rendezvous channel).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// let (tx, rx) = berth::channel::unbounded();
+            #[doc = concat!(" assert!(", $var, ".is_empty());")]
+            /// tx.send(()).unwrap();
+            #[doc = concat!(" assert!(!", $var, ".is_empty());")]
+            /// # drop(rx);
+            /// ```
             pub fn is_empty(&self) -> bool {
                 self.shared.is_empty()
             }
 
             /// True if the channel holds `capacity` messages (always, for a rendezvous channel;
             /// never, for an unbounded one).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// let (tx, rx) = berth::channel::bounded(1);
+            #[doc = concat!(" assert!(!", $var, ".is_full());")]
+            /// tx.send(1).unwrap();
+            #[doc = concat!(" assert!(", $var, ".is_full());")]
+            /// # drop(rx);
+            /// ```
             pub fn is_full(&self) -> bool {
                 self.shared.is_full()
             }
 
             /// `Some(n)` for `bounded(n)`, `None` for `unbounded()`.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// let (tx, rx) = berth::channel::bounded::<u8>(8);
+            #[doc = concat!(" assert_eq!(", $var, ".capacity(), Some(8));")]
+            /// # drop((tx, rx));
+            /// let (tx, rx) = berth::channel::unbounded::<u8>();
+            #[doc = concat!(" assert_eq!(", $var, ".capacity(), None);")]
+            /// # drop((tx, rx));
+            /// ```
             pub fn capacity(&self) -> Option<usize> {
                 self.shared.capacity()
             }
 
             /// The number of live senders (weak senders do not count).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// let (tx, rx) = berth::channel::unbounded::<u8>();
+            /// let tx2 = tx.clone();
+            /// let _weak = tx.downgrade();
+            #[doc = concat!(" assert_eq!(", $var, ".sender_count(), 2);")]
+            /// drop(tx2);
+            #[doc = concat!(" assert_eq!(", $var, ".sender_count(), 1);")]
+            /// # drop(rx);
+            /// ```
             pub fn sender_count(&self) -> usize {
                 self.shared.senders.load(Acquire)
             }
 
             /// The number of live receivers.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// let (tx, rx) = berth::channel::unbounded::<u8>();
+            /// let rx2 = rx.clone();
+            #[doc = concat!(" assert_eq!(", $var, ".receiver_count(), 2);")]
+            /// drop(rx2);
+            #[doc = concat!(" assert_eq!(", $var, ".receiver_count(), 1);")]
+            /// # drop(tx);
+            /// ```
             pub fn receiver_count(&self) -> usize {
                 self.shared.receivers.load(Acquire)
             }
 
             /// True once the channel is disconnected (one side gone, or `close` called).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// let (tx, rx) = berth::channel::unbounded::<u8>();
+            #[doc = concat!(" assert!(!", $var, ".is_disconnected());")]
+            /// tx.close();
+            #[doc = concat!(" assert!(", $var, ".is_disconnected());")]
+            /// # drop(rx);
+            /// ```
             pub fn is_disconnected(&self) -> bool {
                 self.shared.is_closed()
             }
@@ -464,17 +780,40 @@ macro_rules! common_methods {
             /// what is buffered and then fail. True for the call that disconnected it. (One
             /// exception: a `select`'s rendezvous send that had already claimed a select's
             /// receive before the close still delivers to it; the pair was made before.)
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// let (tx, rx) = berth::channel::unbounded();
+            /// tx.send(1).unwrap();
+            #[doc = concat!(" assert!(", $var, ".close()); // this call disconnected it")]
+            #[doc = concat!(" assert!(!", $var, ".close());")]
+            /// assert!(tx.send(2).is_err()); // sends fail at once
+            /// assert_eq!(rx.recv(), Ok(1)); // what is buffered is still received
+            /// assert!(rx.recv().is_err());
+            /// ```
             pub fn close(&self) -> bool {
                 self.shared.close()
             }
         }
     };
 }
-common_methods!(Sender);
-common_methods!(Receiver);
+common_methods!(Sender, "tx");
+common_methods!(Receiver, "rx");
 
 impl<T> Sender<T> {
     /// True if both handles belong to the same channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel;
+    ///
+    /// let (tx, _rx) = channel::unbounded::<u8>();
+    /// let (other, _other_rx) = channel::unbounded::<u8>();
+    /// assert!(tx.same_channel(&tx.clone()));
+    /// assert!(!tx.same_channel(&other));
+    /// ```
     pub fn same_channel(&self, other: &Sender<T>) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
@@ -482,6 +821,17 @@ impl<T> Sender<T> {
 
 impl<T> Receiver<T> {
     /// True if both handles belong to the same channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel;
+    ///
+    /// let (_tx, rx) = channel::unbounded::<u8>();
+    /// let (_other_tx, other) = channel::unbounded::<u8>();
+    /// assert!(rx.same_channel(&rx.clone()));
+    /// assert!(!rx.same_channel(&other));
+    /// ```
     pub fn same_channel(&self, other: &Receiver<T>) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
@@ -490,6 +840,21 @@ impl<T> Receiver<T> {
 impl<T> WeakSender<T> {
     /// A sender, if the channel still has one (a channel whose senders are all gone stays
     /// disconnected).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel;
+    ///
+    /// let (tx, rx) = channel::unbounded();
+    /// let weak = tx.downgrade();
+    /// if let Some(tx2) = weak.upgrade() {
+    ///     tx2.send(1).unwrap(); // a live sender for as long as `tx2` is kept
+    /// }
+    /// drop(tx);
+    /// assert!(weak.upgrade().is_none()); // every sender is gone: it stays disconnected
+    /// assert_eq!(rx.recv(), Ok(1));
+    /// ```
     pub fn upgrade(&self) -> Option<Sender<T>> {
         let mut count = self.shared.senders.load(Relaxed);
         loop {
@@ -555,16 +920,53 @@ impl<T> Drop for Receiver<T> {
 }
 
 /// A blocking iterator over a receiver's messages ([`Receiver::iter`]).
+///
+/// # Examples
+///
+/// ```
+/// let (tx, rx) = berth::channel::unbounded();
+/// tx.send(1).unwrap();
+/// tx.send(2).unwrap();
+/// drop(tx);
+/// let mut sum = 0;
+/// for msg in &rx { // `&Receiver` iterates with `Receiver::iter`
+///     sum += msg;
+/// }
+/// assert_eq!(sum, 3);
+/// ```
 pub struct Iter<'a, T> {
     receiver: &'a Receiver<T>,
 }
 
 /// A non-blocking iterator over a receiver's messages ([`Receiver::try_iter`]).
+///
+/// # Examples
+///
+/// ```
+/// let (tx, rx) = berth::channel::unbounded();
+/// tx.send('a').unwrap();
+/// let now: String = rx.try_iter().collect();
+/// assert_eq!(now, "a");
+/// assert!(!rx.is_disconnected()); // `tx` is alive: try_iter stopped because it was empty
+/// ```
 pub struct TryIter<'a, T> {
     receiver: &'a Receiver<T>,
 }
 
 /// A blocking, owning iterator over a receiver's messages.
+///
+/// # Examples
+///
+/// ```
+/// use std::thread;
+///
+/// let (tx, rx) = berth::channel::bounded(2);
+/// let consumer = thread::spawn(move || rx.into_iter().map(|s: String| s.len()).sum::<usize>());
+/// tx.send("ab".to_string()).unwrap();
+/// tx.send("cde".to_string()).unwrap();
+/// drop(tx);
+/// assert_eq!(consumer.join().unwrap(), 5);
+/// ```
 pub struct IntoIter<T> {
     receiver: Receiver<T>,
 }

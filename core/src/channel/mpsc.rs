@@ -2,6 +2,8 @@
 //! `Clone` and receives through `&mut self`, so two receives can never run at once (the compiler
 //! says so), and that can take a batch at a time ([`Receiver::recv_many`]).
 //!
+//! # Examples
+//!
 //! ```
 //! use berth::channel::mpsc;
 //! use std::thread;
@@ -66,12 +68,38 @@ pub use super::Sender;
 /// # Panics
 ///
 /// As [`channel::bounded`](super::bounded).
+///
+/// # Examples
+///
+/// ```
+/// use berth::channel::mpsc;
+///
+/// let (tx, mut rx) = mpsc::bounded(2);
+/// tx.send(1).unwrap();
+/// tx.send(2).unwrap();
+/// assert!(tx.try_send(3).unwrap_err().is_full());
+/// assert_eq!(rx.recv(), Ok(1));
+/// ```
 pub fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     let (tx, rx) = super::bounded(capacity);
     (tx, Receiver { inner: rx })
 }
 
 /// An unbounded channel with an exclusive receiver.
+///
+/// # Examples
+///
+/// ```
+/// use berth::channel::mpsc;
+/// use std::thread;
+///
+/// let (tx, mut rx) = mpsc::unbounded();
+/// let producer = thread::spawn(move || (0..100).for_each(|i| tx.send(i).unwrap()));
+/// let mut buf = Vec::new();
+/// while rx.recv_many(&mut buf, 16).is_ok() {} // until the producer is gone and all is taken
+/// assert_eq!(buf, (0..100).collect::<Vec<_>>());
+/// producer.join().unwrap();
+/// ```
 pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
     let (tx, rx) = super::unbounded();
     (tx, Receiver { inner: rx })
@@ -79,6 +107,22 @@ pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
 
 /// The exclusive receiving half of an [`mpsc`](self) channel: not `Clone`, receives through
 /// `&mut self`. It can move between threads (`Send`).
+///
+/// # Examples
+///
+/// ```
+/// use berth::channel::mpsc;
+/// use std::thread;
+///
+/// let (tx, mut rx) = mpsc::bounded(8);
+/// // The receiver is not Clone, but it can move to another thread.
+/// let consumer = thread::spawn(move || rx.iter().sum::<u32>());
+/// for i in 1..=4 {
+///     tx.send(i).unwrap();
+/// }
+/// drop(tx);
+/// assert_eq!(consumer.join().unwrap(), 10);
+/// ```
 pub struct Receiver<T> {
     inner: super::Receiver<T>,
 }
@@ -86,21 +130,62 @@ pub struct Receiver<T> {
 impl<T> Receiver<T> {
     /// Receives a message, waiting while the channel is empty; fails once it is empty and
     /// disconnected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, mut rx) = berth::channel::mpsc::unbounded();
+    /// tx.send(1).unwrap();
+    /// drop(tx);
+    /// assert_eq!(rx.recv(), Ok(1));
+    /// assert!(rx.recv().is_err()); // empty and disconnected
+    /// ```
     pub fn recv(&mut self) -> Result<T, RecvError> {
         self.inner.recv()
     }
 
     /// Receives a message if one is available now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, mut rx) = berth::channel::mpsc::unbounded();
+    /// assert!(rx.try_recv().unwrap_err().is_empty());
+    /// tx.send(2).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(2));
+    /// ```
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
         self.inner.try_recv()
     }
 
     /// Receives a message, waiting at most `timeout`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let (tx, mut rx) = berth::channel::mpsc::bounded(1);
+    /// assert!(rx.recv_timeout(Duration::from_millis(1)).unwrap_err().is_timeout());
+    /// tx.send(3).unwrap();
+    /// assert_eq!(rx.recv_timeout(Duration::from_millis(1)), Ok(3));
+    /// ```
     pub fn recv_timeout(&mut self, timeout: Duration) -> Result<T, RecvTimeoutError> {
         self.inner.recv_timeout(timeout)
     }
 
     /// Receives a message, waiting until `deadline` at most.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (_tx, mut rx) = berth::channel::mpsc::unbounded::<u8>();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// assert!(rx.recv_deadline(deadline).unwrap_err().is_timeout());
+    /// assert!(Instant::now() >= deadline);
+    /// ```
     pub fn recv_deadline(&mut self, deadline: Instant) -> Result<T, RecvTimeoutError> {
         self.inner.recv_deadline(deadline)
     }
@@ -108,6 +193,21 @@ impl<T> Receiver<T> {
     /// Receives asynchronously. **Cancel safety:** dropping the future while it is pending
     /// consumes no message, and passes on a wakeup it had been chosen for (as
     /// [`channel::Receiver::recv_async`](super::Receiver::recv_async)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::Future;
+    /// use std::pin::pin;
+    /// use std::task::{Context, Poll, Waker};
+    ///
+    /// let (tx, mut rx) = berth::channel::mpsc::unbounded();
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let mut recv = pin!(rx.recv_async());
+    /// assert!(recv.as_mut().poll(&mut cx).is_pending());
+    /// tx.send(9).unwrap();
+    /// assert_eq!(recv.poll(&mut cx), Poll::Ready(Ok(9)));
+    /// ```
     pub fn recv_async(&mut self) -> RecvFuture<'_, T> {
         self.inner.recv_async()
     }
@@ -119,6 +219,8 @@ impl<T> Receiver<T> {
     /// On a bounded channel the messages that are there are claimed as one batch (one atomic
     /// read-modify-write for the whole batch, since no other receiver can compete), and a batch
     /// that frees `n` slots wakes up to `n` blocked senders at once.
+    ///
+    /// # Examples
     ///
     /// ```
     /// let (tx, mut rx) = berth::channel::mpsc::unbounded();
@@ -150,6 +252,27 @@ impl<T> Receiver<T> {
     /// appends nothing to `buf`, and passes on a wakeup it had been chosen for (as
     /// [`channel::Receiver::recv_async`](super::Receiver::recv_async)). A batch is taken
     /// only in the poll that completes the future.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::Future;
+    /// use std::pin::pin;
+    /// use std::task::{Context, Poll, Waker};
+    ///
+    /// let (tx, mut rx) = berth::channel::mpsc::bounded(8);
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let mut buf = Vec::new();
+    /// {
+    ///     let mut batch = pin!(rx.recv_many_async(&mut buf, 4));
+    ///     assert!(batch.as_mut().poll(&mut cx).is_pending()); // nothing yet
+    ///     for i in 0..6 {
+    ///         tx.send(i).unwrap();
+    ///     }
+    ///     assert_eq!(batch.poll(&mut cx), Poll::Ready(Ok(4))); // up to the limit
+    /// }
+    /// assert_eq!(buf, [0, 1, 2, 3]);
+    /// ```
     pub fn recv_many_async<'a>(
         &'a mut self,
         buf: &'a mut Vec<T>,
@@ -166,41 +289,125 @@ impl<T> Receiver<T> {
     }
 
     /// The number of messages in the channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, rx) = berth::channel::mpsc::unbounded();
+    /// tx.send(1).unwrap();
+    /// tx.send(2).unwrap();
+    /// assert_eq!(rx.len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         self.inner.len()
     }
 
     /// True if the channel holds no message.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, mut rx) = berth::channel::mpsc::unbounded();
+    /// assert!(rx.is_empty());
+    /// tx.send(1).unwrap();
+    /// assert!(!rx.is_empty());
+    /// rx.recv().unwrap();
+    /// assert!(rx.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.inner.is_empty()
     }
 
     /// `Some(n)` for `bounded(n)`, `None` for `unbounded()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::mpsc;
+    ///
+    /// assert_eq!(mpsc::bounded::<u8>(4).1.capacity(), Some(4));
+    /// assert_eq!(mpsc::unbounded::<u8>().1.capacity(), None);
+    /// ```
     pub fn capacity(&self) -> Option<usize> {
         self.inner.capacity()
     }
 
     /// The number of live senders.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, rx) = berth::channel::mpsc::unbounded::<u8>();
+    /// let tx2 = tx.clone();
+    /// assert_eq!(rx.sender_count(), 2);
+    /// drop((tx, tx2));
+    /// assert_eq!(rx.sender_count(), 0);
+    /// assert!(rx.is_disconnected());
+    /// ```
     pub fn sender_count(&self) -> usize {
         self.inner.sender_count()
     }
 
     /// True once the channel is disconnected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, rx) = berth::channel::mpsc::unbounded::<u8>();
+    /// assert!(!rx.is_disconnected());
+    /// drop(tx);
+    /// assert!(rx.is_disconnected());
+    /// ```
     pub fn is_disconnected(&self) -> bool {
         self.inner.is_disconnected()
     }
 
     /// Disconnects the channel: sends fail at once; this receiver drains what is buffered.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, mut rx) = berth::channel::mpsc::unbounded();
+    /// tx.send(1).unwrap();
+    /// assert!(rx.close());
+    /// assert!(tx.send(2).is_err()); // sends fail at once
+    /// assert_eq!(rx.recv(), Ok(1)); // the receiver drains what is buffered
+    /// assert!(rx.recv().is_err());
+    /// ```
     pub fn close(&self) -> bool {
         self.inner.close()
     }
 
     /// A blocking iterator: yields messages until the channel is empty and disconnected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::thread;
+    ///
+    /// let (tx, mut rx) = berth::channel::mpsc::bounded(2);
+    /// thread::spawn(move || {
+    ///     for word in ["a", "b", "c"] {
+    ///         tx.send(word).unwrap();
+    ///     }
+    /// });
+    /// assert_eq!(rx.iter().collect::<String>(), "abc"); // ends when the sender is gone
+    /// ```
     pub fn iter(&mut self) -> super::Iter<'_, T> {
         self.inner.iter()
     }
 
     /// A non-blocking iterator over the messages available now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, mut rx) = berth::channel::mpsc::unbounded();
+    /// tx.send(1).unwrap();
+    /// tx.send(2).unwrap();
+    /// assert_eq!(rx.try_iter().sum::<i32>(), 3);
+    /// assert_eq!(rx.try_iter().next(), None); // nothing now; `tx` is still connected
+    /// ```
     pub fn try_iter(&mut self) -> super::TryIter<'_, T> {
         self.inner.try_iter()
     }
@@ -244,6 +451,25 @@ fn drain_ready<T>(receiver: &super::Receiver<T>, buf: &mut Vec<T>, max: usize) -
 ///
 /// **Cancel safety:** dropping it while pending consumes no message, appends nothing, and
 /// passes on a wakeup it had been chosen for.
+///
+/// # Examples
+///
+/// ```
+/// use std::future::Future;
+/// use std::pin::pin;
+/// use std::task::{Context, Waker};
+///
+/// let (tx, mut rx) = berth::channel::mpsc::unbounded();
+/// let mut cx = Context::from_waker(Waker::noop());
+/// let mut buf = Vec::new();
+/// {
+///     let mut batch = pin!(rx.recv_many_async(&mut buf, 8));
+///     assert!(batch.as_mut().poll(&mut cx).is_pending());
+/// } // cancelled while pending: consumes nothing, appends nothing
+/// tx.send(1).unwrap();
+/// assert!(buf.is_empty());
+/// assert_eq!(rx.try_recv(), Ok(1));
+/// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct RecvManyFuture<'a, T> {
     receiver: &'a super::Receiver<T>,

@@ -552,6 +552,8 @@ fn send_selected<T>(
 /// [`never`](super::never)) register nothing: the select parks no later than the earliest one is
 /// due.
 ///
+/// # Examples
+///
 /// ```
 /// use berth::channel::{self, Select};
 /// use std::thread;
@@ -584,6 +586,26 @@ pub struct Select<'a> {
 ///
 /// Dropping it without completing it panics (as crossbeam-channel's does): the select already
 /// chose it, and for a receive already took the message, which is then dropped with it.
+///
+/// # Examples
+///
+/// ```
+/// use berth::channel::{self, Select};
+///
+/// let (tx, rx) = channel::unbounded();
+/// let (done_tx, done_rx) = channel::bounded(1);
+/// tx.send(3).unwrap();
+/// let mut sel = Select::new();
+/// let recv = sel.recv(&rx);
+/// let send = sel.send(&done_tx);
+/// let oper = sel.select();
+/// // Complete it with the handle that was added at its index.
+/// match oper.index() {
+///     i if i == recv => assert_eq!(oper.recv(&rx), Ok(3)),
+///     i if i == send => oper.send(&done_tx, 0).unwrap(),
+///     _ => unreachable!(),
+/// }
+/// ```
 #[must_use = "the selected operation must be completed with `recv` or `send`"]
 pub struct SelectedOperation<'a> {
     index: usize,
@@ -596,6 +618,17 @@ pub struct SelectedOperation<'a> {
 
 impl<'a> Select<'a> {
     /// An empty select.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    ///
+    /// let (_tx, rx) = channel::unbounded::<u8>();
+    /// let mut sel = Select::new();
+    /// assert_eq!(sel.recv(&rx), 0); // operations are numbered from 0 as they are added
+    /// assert_eq!(sel.recv(&rx), 1);
+    /// ```
     pub fn new() -> Self {
         Select {
             ops: Vec::new(),
@@ -604,11 +637,39 @@ impl<'a> Select<'a> {
     }
 
     /// Adds a send on `sender`'s channel; returns its index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    ///
+    /// let (tx, rx) = channel::bounded(1);
+    /// let mut sel = Select::new();
+    /// let i = sel.send(&tx);
+    /// let oper = sel.select(); // there is room: ready at once
+    /// assert_eq!(oper.index(), i);
+    /// oper.send(&tx, 5).unwrap();
+    /// assert_eq!(rx.recv(), Ok(5));
+    /// ```
     pub fn send<T>(&mut self, sender: &'a Sender<T>) -> usize {
         self.add(sender)
     }
 
     /// Adds a receive on `receiver`'s channel; returns its index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    ///
+    /// let (tx, rx) = channel::unbounded();
+    /// tx.send("x").unwrap();
+    /// let mut sel = Select::new();
+    /// let i = sel.recv(&rx);
+    /// let oper = sel.select();
+    /// assert_eq!(oper.index(), i);
+    /// assert_eq!(oper.recv(&rx), Ok("x"));
+    /// ```
     pub fn recv<T>(&mut self, receiver: &'a Receiver<T>) -> usize {
         self.add(receiver)
     }
@@ -624,6 +685,22 @@ impl<'a> Select<'a> {
     /// # Panics
     ///
     /// If there is no operation at `index` (never added, or removed already).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    ///
+    /// let (tx1, rx1) = channel::unbounded::<u8>();
+    /// let (_tx2, rx2) = channel::unbounded::<u8>();
+    /// tx1.send(1).unwrap();
+    /// let mut sel = Select::new();
+    /// let a = sel.recv(&rx1);
+    /// let b = sel.recv(&rx2);
+    /// sel.remove(a); // no longer interested in rx1
+    /// assert_eq!(b, 1); // the other indices do not change
+    /// assert!(sel.try_select().is_err()); // only rx2 is left, and it is empty
+    /// ```
     pub fn remove(&mut self, index: usize) {
         match self.ops.get_mut(index) {
             Some(op @ Some(_)) => *op = None,
@@ -636,6 +713,22 @@ impl<'a> Select<'a> {
     /// # Panics
     ///
     /// If no operation was added (it would wait forever).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    /// use std::thread;
+    ///
+    /// let (tx, rx) = channel::bounded(0);
+    /// let sender = thread::spawn(move || tx.send(10).unwrap());
+    /// let mut sel = Select::new();
+    /// let i = sel.recv(&rx);
+    /// let oper = sel.select(); // sleeps until the rendezvous send arrives
+    /// assert_eq!(oper.index(), i);
+    /// assert_eq!(oper.recv(&rx), Ok(10));
+    /// sender.join().unwrap();
+    /// ```
     pub fn select(&mut self) -> SelectedOperation<'_> {
         assert!(
             self.ops.iter().any(Option::is_some),
@@ -648,6 +741,20 @@ impl<'a> Select<'a> {
     }
 
     /// Selects an operation that is ready now, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    ///
+    /// let (tx, rx) = channel::unbounded();
+    /// let mut sel = Select::new();
+    /// sel.recv(&rx);
+    /// assert!(sel.try_select().is_err()); // nothing is ready now
+    /// tx.send(1).unwrap();
+    /// let oper = sel.try_select().unwrap();
+    /// assert_eq!(oper.recv(&rx), Ok(1));
+    /// ```
     pub fn try_select(&mut self) -> Result<SelectedOperation<'_>, TrySelectError> {
         match self.run(None, false) {
             Some(index) => Ok(self.selected(index)),
@@ -656,6 +763,22 @@ impl<'a> Select<'a> {
     }
 
     /// Waits at most `timeout` for an operation to be ready and selects it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    /// use std::time::Duration;
+    ///
+    /// let (tx, rx) = channel::unbounded::<i32>();
+    /// let mut sel = Select::new();
+    /// let i = sel.recv(&rx);
+    /// assert!(sel.select_timeout(Duration::from_millis(1)).is_err());
+    /// drop(tx); // a disconnected channel's operation is ready
+    /// let oper = sel.select_timeout(Duration::from_millis(1)).unwrap();
+    /// assert_eq!(oper.index(), i);
+    /// assert!(oper.recv(&rx).is_err()); // its completion reports the disconnection
+    /// ```
     pub fn select_timeout(
         &mut self,
         timeout: Duration,
@@ -667,6 +790,22 @@ impl<'a> Select<'a> {
     }
 
     /// Waits until `deadline` at most for an operation to be ready and selects it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (_tx, rx) = channel::unbounded::<i32>();
+    /// let timer = channel::after(Duration::from_millis(1));
+    /// let mut sel = Select::new();
+    /// sel.recv(&rx);
+    /// let fired = sel.recv(&timer);
+    /// let oper = sel.select_deadline(Instant::now() + Duration::from_secs(60)).unwrap();
+    /// assert_eq!(oper.index(), fired); // the timer channel is due long before the deadline
+    /// assert!(oper.recv(&timer).is_ok());
+    /// ```
     pub fn select_deadline(
         &mut self,
         deadline: Instant,
@@ -686,6 +825,20 @@ impl<'a> Select<'a> {
     /// # Panics
     ///
     /// If no operation was added.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    ///
+    /// let (tx, rx) = channel::unbounded();
+    /// tx.send(1).unwrap();
+    /// let mut sel = Select::new();
+    /// let i = sel.recv(&rx);
+    /// assert_eq!(sel.ready(), i);
+    /// assert_eq!(rx.len(), 1); // nothing was taken
+    /// assert_eq!(rx.try_recv(), Ok(1)); // the follow-up is a try_ operation
+    /// ```
     pub fn ready(&mut self) -> usize {
         assert!(
             self.ops.iter().any(Option::is_some),
@@ -698,11 +851,39 @@ impl<'a> Select<'a> {
     }
 
     /// The index of an operation that is ready now, if any (see [`ready`](Select::ready)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    ///
+    /// let (tx, rx) = channel::bounded(1);
+    /// let mut sel = Select::new();
+    /// let send = sel.send(&tx);
+    /// assert_eq!(sel.try_ready(), Ok(send)); // room for one
+    /// tx.try_send(1).unwrap();
+    /// assert!(sel.try_ready().is_err()); // full now
+    /// # drop(rx);
+    /// ```
     pub fn try_ready(&mut self) -> Result<usize, TryReadyError> {
         self.run(None, true).ok_or(TryReadyError)
     }
 
     /// Waits at most `timeout` for an operation to be ready (see [`ready`](Select::ready)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    /// use std::time::Duration;
+    ///
+    /// let (tx, rx) = channel::unbounded::<u8>();
+    /// let mut sel = Select::new();
+    /// let i = sel.recv(&rx);
+    /// assert!(sel.ready_timeout(Duration::from_millis(1)).is_err());
+    /// tx.send(1).unwrap();
+    /// assert_eq!(sel.ready_timeout(Duration::from_millis(1)), Ok(i));
+    /// ```
     pub fn ready_timeout(&mut self, timeout: Duration) -> Result<usize, ReadyTimeoutError> {
         match Instant::now().checked_add(timeout) {
             Some(deadline) => self.ready_deadline(deadline),
@@ -711,6 +892,20 @@ impl<'a> Select<'a> {
     }
 
     /// Waits until `deadline` at most for an operation to be ready (see [`ready`](Select::ready)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (_tx, rx) = channel::unbounded::<u8>();
+    /// let mut sel = Select::new();
+    /// sel.recv(&rx);
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// assert!(sel.ready_deadline(deadline).is_err());
+    /// assert!(Instant::now() >= deadline);
+    /// ```
     pub fn ready_deadline(&mut self, deadline: Instant) -> Result<usize, ReadyTimeoutError> {
         self.run(Some(Some(deadline)), true)
             .ok_or(ReadyTimeoutError)
@@ -904,6 +1099,22 @@ impl<'a> SelectedOperation<'a> {
     }
 
     /// The index of the selected operation (as returned by `Select::send` / `Select::recv`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    ///
+    /// let (tx, rx) = channel::unbounded::<u8>();
+    /// let (_tx2, rx2) = channel::unbounded::<u8>();
+    /// let mut sel = Select::new();
+    /// let _first = sel.recv(&rx2);
+    /// let second = sel.recv(&rx);
+    /// tx.send(1).unwrap();
+    /// let oper = sel.select();
+    /// assert_eq!(oper.index(), second); // only `rx` had a message
+    /// assert_eq!(oper.recv(&rx), Ok(1));
+    /// ```
     pub fn index(&self) -> usize {
         self.index
     }
@@ -916,6 +1127,19 @@ impl<'a> SelectedOperation<'a> {
     /// # Panics
     ///
     /// If the selected operation is not a send on `sender`'s channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    ///
+    /// let (tx, rx) = channel::unbounded();
+    /// let mut sel = Select::new();
+    /// sel.send(&tx);
+    /// let oper = sel.select();
+    /// assert_eq!(oper.send(&tx, "sent"), Ok(()));
+    /// assert_eq!(rx.recv(), Ok("sent"));
+    /// ```
     pub fn send<T>(mut self, sender: &Sender<T>, msg: T) -> Result<(), SendError<T>> {
         assert!(
             self.op.is_send() && self.op.channel() == channel_addr(&sender.shared),
@@ -933,6 +1157,22 @@ impl<'a> SelectedOperation<'a> {
     /// # Panics
     ///
     /// If the selected operation is not a receive on `receiver`'s channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::channel::{self, Select};
+    ///
+    /// let (tx, rx) = channel::unbounded();
+    /// tx.send(4).unwrap();
+    /// drop(tx);
+    /// let mut sel = Select::new();
+    /// sel.recv(&rx);
+    /// assert_eq!(sel.select().recv(&rx), Ok(4)); // the message it took
+    /// let mut sel = Select::new();
+    /// sel.recv(&rx);
+    /// assert!(sel.select().recv(&rx).is_err()); // empty and disconnected
+    /// ```
     pub fn recv<T>(mut self, receiver: &Receiver<T>) -> Result<T, RecvError> {
         assert!(
             !self.op.is_send() && self.op.channel() == channel_addr(&receiver.shared),

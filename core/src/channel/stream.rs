@@ -50,6 +50,24 @@ impl Key {
 /// pending consumes no message and passes on a wakeup it had been chosen for. (Abandoning a
 /// `next()` but keeping the stream keeps its place in the wait list: the wakeup is used by the
 /// stream's next poll.)
+///
+/// # Examples
+///
+/// ```
+/// use futures_core::stream::{FusedStream, Stream};
+/// use std::pin::Pin;
+/// use std::task::{Context, Poll, Waker};
+///
+/// let (tx, rx) = berth::channel::unbounded();
+/// let mut stream = rx.into_stream();
+/// let mut cx = Context::from_waker(Waker::noop());
+/// assert!(Pin::new(&mut stream).poll_next(&mut cx).is_pending());
+/// tx.send(1).unwrap();
+/// assert_eq!(Pin::new(&mut stream).poll_next(&mut cx), Poll::Ready(Some(1)));
+/// drop(tx);
+/// assert_eq!(Pin::new(&mut stream).poll_next(&mut cx), Poll::Ready(None)); // ended
+/// assert!(stream.is_terminated());
+/// ```
 pub struct RecvStream<'a, T> {
     receiver: Hold<'a, Receiver<T>>,
     state: RecvState,
@@ -63,6 +81,31 @@ pub struct RecvStream<'a, T> {
 ///
 /// **Cancel safety:** as [`Sender::send_async`]: dropping the sink while an item is still
 /// pending drops that item unsent and frees its place among the waiting senders.
+///
+/// # Panics
+///
+/// `start_send` panics if the sink still holds an item, that is, if it is called before
+/// `poll_ready` returned `Ready` (the [`Sink`] contract).
+///
+/// # Examples
+///
+/// ```
+/// use futures_sink::Sink;
+/// use std::pin::Pin;
+/// use std::task::{Context, Poll, Waker};
+///
+/// let (tx, rx) = berth::channel::bounded(1);
+/// let mut sink = tx.into_sink();
+/// let mut cx = Context::from_waker(Waker::noop());
+/// assert_eq!(Pin::new(&mut sink).poll_ready(&mut cx), Poll::Ready(Ok(())));
+/// Pin::new(&mut sink).start_send(1).unwrap();
+/// assert_eq!(Pin::new(&mut sink).poll_ready(&mut cx), Poll::Ready(Ok(()))); // 1 is sent
+/// Pin::new(&mut sink).start_send(2).unwrap();
+/// assert!(Pin::new(&mut sink).poll_flush(&mut cx).is_pending()); // full: the sink keeps 2
+/// assert_eq!(rx.recv(), Ok(1)); // room again
+/// assert_eq!(Pin::new(&mut sink).poll_flush(&mut cx), Poll::Ready(Ok(())));
+/// assert_eq!(rx.recv(), Ok(2));
+/// ```
 pub struct SendSink<'a, T> {
     sender: Hold<'a, Sender<T>>,
     state: SendState<T>,
@@ -71,11 +114,42 @@ pub struct SendSink<'a, T> {
 
 impl<T> Receiver<T> {
     /// A stream of this receiver's messages.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_core::stream::Stream;
+    /// use std::pin::Pin;
+    /// use std::task::{Context, Poll, Waker};
+    ///
+    /// let (tx, rx) = berth::channel::unbounded();
+    /// tx.send('x').unwrap();
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let mut stream = rx.stream(); // borrows `rx`
+    /// assert_eq!(Pin::new(&mut stream).poll_next(&mut cx), Poll::Ready(Some('x')));
+    /// drop(stream);
+    /// assert!(rx.try_recv().is_err()); // `rx` is still usable
+    /// ```
     pub fn stream(&self) -> RecvStream<'_, T> {
         RecvStream::new(Hold::Borrowed(self))
     }
 
     /// A stream that owns this receiver.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_core::stream::Stream;
+    /// use std::pin::Pin;
+    /// use std::task::{Context, Poll, Waker};
+    ///
+    /// fn first<S: Stream + Unpin>(mut s: S) -> Poll<Option<S::Item>> {
+    ///     Pin::new(&mut s).poll_next(&mut Context::from_waker(Waker::noop()))
+    /// }
+    /// let (tx, rx) = berth::channel::bounded(1);
+    /// tx.send(3).unwrap();
+    /// assert_eq!(first(rx.into_stream()), Poll::Ready(Some(3))); // a 'static stream
+    /// ```
     pub fn into_stream(self) -> RecvStream<'static, T> {
         RecvStream::new(Hold::Owned(self))
     }
@@ -83,11 +157,45 @@ impl<T> Receiver<T> {
 
 impl<T> Sender<T> {
     /// A sink into this sender's channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_sink::Sink;
+    /// use std::pin::Pin;
+    /// use std::task::{Context, Poll, Waker};
+    ///
+    /// let (tx, rx) = berth::channel::unbounded();
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let mut sink = tx.sink(); // borrows `tx`
+    /// Pin::new(&mut sink).start_send(5).unwrap();
+    /// assert_eq!(Pin::new(&mut sink).poll_flush(&mut cx), Poll::Ready(Ok(())));
+    /// drop(sink);
+    /// assert_eq!(rx.recv(), Ok(5));
+    /// assert!(tx.send(6).is_ok()); // `tx` is still usable
+    /// ```
     pub fn sink(&self) -> SendSink<'_, T> {
         SendSink::new(Hold::Borrowed(self))
     }
 
     /// A sink that owns this sender.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_sink::Sink;
+    /// use std::pin::Pin;
+    /// use std::task::{Context, Poll, Waker};
+    ///
+    /// let (tx, rx) = berth::channel::unbounded();
+    /// let mut sink = tx.into_sink(); // owns the sender: a 'static sink
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// Pin::new(&mut sink).start_send("a").unwrap();
+    /// assert_eq!(Pin::new(&mut sink).poll_close(&mut cx), Poll::Ready(Ok(())));
+    /// assert_eq!(rx.recv(), Ok("a"));
+    /// drop(sink); // the last sender: the channel disconnects
+    /// assert!(rx.recv().is_err());
+    /// ```
     pub fn into_sink(self) -> SendSink<'static, T> {
         SendSink::new(Hold::Owned(self))
     }

@@ -4,6 +4,8 @@
 //! One [`Worker`] owns the deque: it pushes and pops at the *bottom* (LIFO), without contention
 //! in the common case. Any number of [`Stealer`]s take from the *top* (the oldest task).
 //!
+//! # Examples
+//!
 //! ```
 //! use berth::deque::{Steal, Worker};
 //!
@@ -215,6 +217,21 @@ impl<T> Drop for Inner<T> {
 /// fn shared<W: Sync>(_: &W) {}
 /// shared(&berth::deque::Worker::<u32>::new());
 /// ```
+///
+/// # Examples
+///
+/// ```
+/// use berth::deque::Worker;
+/// use std::thread;
+///
+/// let w = Worker::new();
+/// for i in 0..4 {
+///     w.push(i);
+/// }
+/// // Not Sync, but Send: the owner can hand the deque to another thread.
+/// let owner = thread::spawn(move || std::iter::from_fn(|| w.pop()).collect::<Vec<_>>());
+/// assert_eq!(owner.join().unwrap(), [3, 2, 1, 0]); // LIFO
+/// ```
 pub struct Worker<T> {
     inner: Arc<Inner<T>>,
     /// The current buffer (only the owner replaces it, so it caches it).
@@ -229,6 +246,36 @@ unsafe impl<T: Send> Send for Worker<T> {}
 /// A thief's handle: takes the oldest elements of a [`Worker`]'s deque.
 ///
 /// `Clone`, `Send` and `Sync`.
+///
+/// # Examples
+///
+/// ```
+/// use berth::deque::{Steal, Worker};
+/// use std::thread;
+///
+/// let w = Worker::new();
+/// for i in 0..100u64 {
+///     w.push(i);
+/// }
+/// let thieves: Vec<_> = (0..2)
+///     .map(|_| {
+///         let s = w.stealer();
+///         thread::spawn(move || {
+///             let mut sum = 0;
+///             loop {
+///                 match s.steal() {
+///                     Steal::Success(v) => sum += v,
+///                     Steal::Retry => continue,
+///                     Steal::Empty => break sum,
+///                 }
+///             }
+///         })
+///     })
+///     .collect();
+/// let mut total: u64 = std::iter::from_fn(|| w.pop()).sum();
+/// total += thieves.into_iter().map(|t| t.join().unwrap()).sum::<u64>();
+/// assert_eq!(total, (0..100).sum()); // each element taken exactly once
+/// ```
 pub struct Stealer<T> {
     inner: Arc<Inner<T>>,
 }
@@ -239,6 +286,26 @@ unsafe impl<T: Send> Send for Stealer<T> {}
 unsafe impl<T: Send> Sync for Stealer<T> {}
 
 /// The outcome of a steal.
+///
+/// # Examples
+///
+/// ```
+/// use berth::deque::{Steal, Worker};
+///
+/// let w = Worker::new();
+/// let s = w.stealer();
+/// assert_eq!(s.steal(), Steal::<u8>::Empty);
+/// w.push(1);
+/// assert_eq!(s.steal(), Steal::Success(1));
+/// // With several thieves, `Retry` means "lost a race; try again".
+/// let next = || loop {
+///     match s.steal() {
+///         Steal::Retry => continue,
+///         other => break other.success(),
+///     }
+/// };
+/// assert_eq!(next(), None);
+/// ```
 #[must_use]
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Steal<T> {
@@ -252,6 +319,8 @@ pub enum Steal<T> {
 
 impl<T> Worker<T> {
     /// An empty deque.
+    ///
+    /// # Examples
     ///
     /// ```
     /// let w = berth::deque::Worker::<u64>::new();
@@ -280,6 +349,8 @@ impl<T> Worker<T> {
 
     /// A new thief's handle on this deque.
     ///
+    /// # Examples
+    ///
     /// ```
     /// let w = berth::deque::Worker::new();
     /// let s = w.stealer();
@@ -300,6 +371,8 @@ impl<T> Worker<T> {
     }
 
     /// Pushes `value` at the bottom (the owner's end).
+    ///
+    /// # Examples
     ///
     /// ```
     /// let w = berth::deque::Worker::new();
@@ -372,6 +445,8 @@ impl<T> Worker<T> {
 
     /// Pops the element at the bottom (the most recently pushed), if any.
     ///
+    /// # Examples
+    ///
     /// ```
     /// let w = berth::deque::Worker::new();
     /// assert_eq!(w.pop(), None::<u8>);
@@ -419,11 +494,29 @@ impl<T> Worker<T> {
     }
 
     /// The number of elements (a snapshot: thieves may take some meanwhile).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let w = berth::deque::Worker::new();
+    /// w.push('a');
+    /// w.push('b');
+    /// assert_eq!(w.len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         len(&self.inner)
     }
 
     /// True if the deque holds no element (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let w = berth::deque::Worker::new();
+    /// assert!(w.is_empty());
+    /// w.push(1);
+    /// assert!(!w.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -446,6 +539,8 @@ impl<T> Stealer<T> {
     ///
     /// `Retry` means another thread took it first (or took the last element in a race with the
     /// owner); the deque may hold more.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use berth::deque::{Steal, Worker};
@@ -482,6 +577,8 @@ impl<T> Stealer<T> {
 
     /// Steals about half of the elements (at most 32), moves all but one into `dest`, and
     /// returns that one.
+    ///
+    /// # Examples
     ///
     /// ```
     /// use berth::deque::Worker;
@@ -553,11 +650,33 @@ impl<T> Stealer<T> {
     }
 
     /// True if the deque holds no element (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let w = berth::deque::Worker::new();
+    /// let s = w.stealer();
+    /// assert!(s.is_empty());
+    /// w.push(1);
+    /// assert!(!s.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The number of elements (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let w = berth::deque::Worker::new();
+    /// let s = w.stealer();
+    /// w.push(1);
+    /// w.push(2);
+    /// assert_eq!(s.len(), 2);
+    /// s.steal();
+    /// assert_eq!(s.len(), 1);
+    /// ```
     pub fn len(&self) -> usize {
         len(&self.inner)
     }
@@ -602,21 +721,57 @@ impl<T> fmt::Debug for Stealer<T> {
 
 impl<T> Steal<T> {
     /// True for `Empty`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::deque::Steal;
+    ///
+    /// assert!(Steal::<u8>::Empty.is_empty());
+    /// assert!(!Steal::Success(1).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         matches!(self, Steal::Empty)
     }
 
     /// True for `Success`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::deque::Steal;
+    ///
+    /// assert!(Steal::Success(1).is_success());
+    /// assert!(!Steal::<u8>::Retry.is_success());
+    /// ```
     pub fn is_success(&self) -> bool {
         matches!(self, Steal::Success(_))
     }
 
     /// True for `Retry`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::deque::Steal;
+    ///
+    /// assert!(Steal::<u8>::Retry.is_retry());
+    /// assert!(!Steal::<u8>::Empty.is_retry());
+    /// ```
     pub fn is_retry(&self) -> bool {
         matches!(self, Steal::Retry)
     }
 
     /// The stolen element, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::deque::Steal;
+    ///
+    /// assert_eq!(Steal::Success(5).success(), Some(5));
+    /// assert_eq!(Steal::<u8>::Retry.success(), None);
+    /// ```
     pub fn success(self) -> Option<T> {
         match self {
             Steal::Success(v) => Some(v),
@@ -626,6 +781,8 @@ impl<T> Steal<T> {
 
     /// `self` if it is a success; otherwise the result of `f`, with `Retry` kept if either
     /// said so (as crossbeam's `Steal::or_else`).
+    ///
+    /// # Examples
     ///
     /// ```
     /// use berth::deque::Steal;

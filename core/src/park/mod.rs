@@ -56,6 +56,32 @@
 //! A waiter that times out unregisters *before* its final attempt: if a notifier had already
 //! chosen it, the notifier published first, so the final attempt sees the value or sees that
 //! another thread took it; either way no sleeper is left behind with a value in the queue.
+//!
+//! # Examples
+//!
+//! A thread that sleeps until another hands it work, and a wakeup that comes first is kept:
+//!
+//! ```
+//! use berth::park::Parker;
+//! use std::sync::atomic::{AtomicBool, Ordering};
+//! use std::sync::Arc;
+//! use std::thread;
+//!
+//! let parker = Parker::new();
+//! let unparker = parker.unparker().clone();
+//! let ready = Arc::new(AtomicBool::new(false));
+//! let producer = {
+//!     let ready = Arc::clone(&ready);
+//!     thread::spawn(move || {
+//!         ready.store(true, Ordering::Release);
+//!         unparker.unpark(); // kept if the owner is not asleep yet
+//!     })
+//! };
+//! while !ready.load(Ordering::Acquire) {
+//!     parker.park(); // a token may be stale: re-check the condition
+//! }
+//! producer.join().unwrap();
+//! ```
 
 mod backoff;
 #[cfg(not(any(
@@ -97,6 +123,12 @@ use std::task::Waker;
 use std::time::{Duration, Instant};
 
 /// The name of the parker this build uses: `"futex"` or `"condvar"`.
+///
+/// # Examples
+///
+/// ```
+/// assert!(["futex", "condvar"].contains(&berth::park::PARKER));
+/// ```
 pub const PARKER: &str = if cfg!(any(
     berth_parker = "condvar",
     not(any(loom, shuttle, target_os = "linux", target_os = "macos"))
@@ -120,6 +152,8 @@ pub const PARKER: &str = if cfg!(any(
 /// shared(&berth::park::Parker::new());
 /// ```
 ///
+/// # Examples
+///
 /// ```
 /// use berth::park::Parker;
 /// use std::thread;
@@ -136,6 +170,21 @@ pub struct Parker {
 }
 
 /// Makes a [`Parker`]'s token available. Cloneable and shareable.
+///
+/// # Examples
+///
+/// ```
+/// use berth::park::Parker;
+/// use std::thread;
+///
+/// let parker = Parker::new();
+/// let unparkers: Vec<_> = (0..3).map(|_| parker.unparker().clone()).collect();
+/// for u in unparkers {
+///     thread::spawn(move || u.unpark()).join().unwrap();
+/// }
+/// parker.park(); // three unparks, one token: this returns at once...
+/// assert!(!parker.park_timeout(std::time::Duration::from_millis(1))); // ...and this times out
+/// ```
 #[derive(Clone)]
 pub struct Unparker {
     inner: Arc<imp::Inner>,
@@ -143,6 +192,13 @@ pub struct Unparker {
 
 impl Parker {
     /// A parker without a token.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let parker = berth::park::Parker::new();
+    /// assert!(!parker.park_timeout(std::time::Duration::ZERO)); // no token yet
+    /// ```
     pub fn new() -> Self {
         Parker {
             unparker: Unparker {
@@ -153,11 +209,36 @@ impl Parker {
     }
 
     /// Consumes the token, sleeping until one is available.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::park::Parker;
+    /// use std::thread;
+    ///
+    /// let parker = Parker::new();
+    /// let unparker = parker.unparker().clone();
+    /// let waker = thread::spawn(move || unparker.unpark());
+    /// parker.park(); // sleeps until the token arrives (or takes it if it is already there)
+    /// waker.join().unwrap();
+    /// ```
     pub fn park(&self) {
         self.unparker.inner.park(None);
     }
 
     /// Consumes the token, sleeping at most `timeout`. Returns false if it timed out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::park::Parker;
+    /// use std::time::Duration;
+    ///
+    /// let parker = Parker::new();
+    /// assert!(!parker.park_timeout(Duration::from_millis(1))); // timed out
+    /// parker.unparker().unpark();
+    /// assert!(parker.park_timeout(Duration::from_secs(60))); // the token was there: at once
+    /// ```
     pub fn park_timeout(&self, timeout: Duration) -> bool {
         match Instant::now().checked_add(timeout) {
             Some(deadline) => self.park_deadline(deadline),
@@ -169,11 +250,34 @@ impl Parker {
     }
 
     /// Consumes the token, sleeping until `deadline` at most. Returns false if it timed out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::park::Parker;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let parker = Parker::new();
+    /// let deadline = Instant::now() + Duration::from_millis(1);
+    /// assert!(!parker.park_deadline(deadline));
+    /// assert!(Instant::now() >= deadline);
+    /// ```
     pub fn park_deadline(&self, deadline: Instant) -> bool {
         self.unparker.inner.park(Some(deadline))
     }
 
     /// The handle that unparks this parker.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::park::Parker;
+    ///
+    /// let parker = Parker::new();
+    /// let unparker = parker.unparker().clone(); // cloneable, Send + Sync
+    /// unparker.unpark();
+    /// parker.park(); // the token is there: returns at once
+    /// ```
     pub fn unparker(&self) -> &Unparker {
         &self.unparker
     }
@@ -191,6 +295,19 @@ impl Default for Parker {
 
 impl Unparker {
     /// Makes the token available and wakes the parked owner, if it is asleep.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::park::Parker;
+    /// use std::time::Duration;
+    ///
+    /// let parker = Parker::new();
+    /// parker.unparker().unpark();
+    /// parker.unparker().unpark(); // at most one token is kept
+    /// assert!(parker.park_timeout(Duration::ZERO));
+    /// assert!(!parker.park_timeout(Duration::ZERO));
+    /// ```
     pub fn unpark(&self) {
         self.inner.unpark();
     }

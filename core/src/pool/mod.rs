@@ -1,5 +1,7 @@
 //! A fork-join thread pool on berth's work-stealing deque, with rayon-core's API.
 //!
+//! # Examples
+//!
 //! ```
 //! fn fib(n: u64) -> u64 {
 //!     if n < 2 {
@@ -84,11 +86,32 @@ use std::io;
 use std::panic::{self, AssertUnwindSafe};
 
 /// A pool of worker threads.
+///
+/// # Examples
+///
+/// ```
+/// use berth::pool::ThreadPool;
+///
+/// let pool = ThreadPool::new(2);
+/// let squares: Vec<u64> = pool.install(|| {
+///     let mut v = vec![0; 8];
+///     berth::scope(|s| {
+///         for (i, slot) in v.iter_mut().enumerate() {
+///             s.spawn(move |_| *slot = (i * i) as u64);
+///         }
+///     });
+///     v
+/// });
+/// assert_eq!(squares, [0, 1, 4, 9, 16, 25, 36, 49]);
+/// drop(pool); // stops and joins the pool's threads
+/// ```
 pub struct ThreadPool {
     registry: Arc<Registry>,
 }
 
 /// Configures a [`ThreadPool`].
+///
+/// # Examples
 ///
 /// ```
 /// let pool = berth::pool::ThreadPoolBuilder::new()
@@ -106,6 +129,17 @@ pub struct ThreadPoolBuilder {
 }
 
 /// Why a pool could not be built.
+///
+/// # Examples
+///
+/// ```
+/// # if cfg!(miri) { return; } // the global pool's threads outlive a doctest: Miri reports them
+/// use berth::pool::ThreadPoolBuilder;
+///
+/// ThreadPoolBuilder::new().num_threads(2).build_global().unwrap();
+/// let err = ThreadPoolBuilder::new().build_global().unwrap_err(); // only once
+/// assert_eq!(err.to_string(), "the global thread pool has already been initialized");
+/// ```
 #[derive(Debug)]
 pub struct ThreadPoolBuildError {
     kind: ErrorKind,
@@ -162,18 +196,46 @@ fn default_num_threads() -> usize {
 impl ThreadPoolBuilder {
     /// A builder with the defaults: as many threads as CPUs (or `BERTH_NUM_THREADS`), unnamed,
     /// the platform's stack size.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::pool::ThreadPoolBuilder;
+    ///
+    /// let pool = ThreadPoolBuilder::new().build().unwrap(); // the defaults
+    /// assert!(pool.current_num_threads() >= 1);
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// The number of worker threads; 0 (the default) means `BERTH_NUM_THREADS` if set, else the
     /// number of CPUs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = berth::pool::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// assert_eq!(pool.current_num_threads(), 3);
+    /// ```
     pub fn num_threads(mut self, n: usize) -> Self {
         self.num_threads = n;
         self
     }
 
     /// Names each worker thread: `f(index)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = berth::pool::ThreadPoolBuilder::new()
+    ///     .num_threads(1)
+    ///     .thread_name(|i| format!("crunch-{i}"))
+    ///     .build()
+    ///     .unwrap();
+    /// let name = pool.install(|| std::thread::current().name().map(str::to_owned));
+    /// assert_eq!(name.as_deref(), Some("crunch-0"));
+    /// ```
     pub fn thread_name<F>(mut self, f: F) -> Self
     where
         F: FnMut(usize) -> String + 'static,
@@ -183,6 +245,20 @@ impl ThreadPoolBuilder {
     }
 
     /// The stack size of each worker thread, in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = berth::pool::ThreadPoolBuilder::new()
+    ///     .num_threads(1)
+    ///     .stack_size(8 << 20) // deep recursion on the workers
+    ///     .build()
+    ///     .unwrap();
+    /// fn depth(n: u64) -> u64 {
+    ///     if n == 0 { 0 } else { 1 + depth(n - 1) }
+    /// }
+    /// assert_eq!(pool.install(|| depth(10_000)), 10_000);
+    /// ```
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = Some(bytes);
         self
@@ -205,6 +281,17 @@ impl ThreadPoolBuilder {
     /// # Errors
     ///
     /// If a thread cannot be spawned (the threads already started are stopped).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::pool::ThreadPoolBuilder;
+    ///
+    /// match ThreadPoolBuilder::new().num_threads(2).build() {
+    ///     Ok(pool) => assert_eq!(pool.install(|| 6 * 7), 42),
+    ///     Err(e) => panic!("no pool: {e}"), // a thread could not be spawned
+    /// }
+    /// ```
     pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
         Ok(ThreadPool {
             registry: Registry::new(self.config())?,
@@ -217,6 +304,18 @@ impl ThreadPoolBuilder {
     /// # Errors
     ///
     /// If the global pool already exists, or a thread cannot be spawned.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # if cfg!(miri) { return; } // the global pool's threads outlive a doctest: Miri reports them
+    /// use berth::pool::ThreadPoolBuilder;
+    ///
+    /// // Before anything uses the global pool (the free functions `join`, `scope`, `spawn`):
+    /// ThreadPoolBuilder::new().num_threads(2).build_global().unwrap();
+    /// assert_eq!(berth::current_num_threads(), 2);
+    /// assert!(ThreadPoolBuilder::new().build_global().is_err()); // it exists now
+    /// ```
     pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
         let mut result = Err(ThreadPoolBuildError {
             kind: ErrorKind::GlobalPoolAlreadyInitialized,
@@ -276,6 +375,14 @@ impl ThreadPool {
     /// # Panics
     ///
     /// If a thread cannot be spawned (use [`ThreadPoolBuilder::build`] to get the error).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = berth::pool::ThreadPool::new(2);
+    /// assert_eq!(pool.current_num_threads(), 2);
+    /// assert_eq!(pool.install(|| 1 + 1), 2);
+    /// ```
     pub fn new(num_threads: usize) -> Self {
         ThreadPoolBuilder::new()
             .num_threads(num_threads)
@@ -285,7 +392,13 @@ impl ThreadPool {
 
     /// Runs `op` on one of this pool's threads and returns its result; `join`, `scope` and
     /// `spawn` inside it use this pool. The calling thread sleeps meanwhile (if it is a worker
-    /// of this pool, `op` simply runs on it). A panic in `op` resurfaces here.
+    /// of this pool, `op` simply runs on it).
+    ///
+    /// # Panics
+    ///
+    /// If `op` panics: the panic resurfaces here.
+    ///
+    /// # Examples
     ///
     /// ```
     /// let pool = berth::pool::ThreadPool::new(2);
@@ -301,6 +414,18 @@ impl ThreadPool {
     }
 
     /// [`join`] on this pool.
+    ///
+    /// # Panics
+    ///
+    /// If `a` or `b` panics, once both have finished (`a`'s panic if both do).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = berth::pool::ThreadPool::new(2);
+    /// let (a, b) = pool.join(|| (1..=10).sum::<u32>(), || (11..=20).sum::<u32>());
+    /// assert_eq!(a + b, 210);
+    /// ```
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
@@ -312,6 +437,25 @@ impl ThreadPool {
     }
 
     /// [`scope`] on this pool.
+    ///
+    /// # Panics
+    ///
+    /// If `op` or any job spawned in the scope panics, once all of them have finished.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = berth::pool::ThreadPool::new(2);
+    /// let mut halves = [0u64; 2];
+    /// let data: Vec<u64> = (1..=100).collect();
+    /// pool.scope(|s| {
+    ///     let (lo, hi) = halves.split_at_mut(1);
+    ///     let (a, b) = data.split_at(50);
+    ///     s.spawn(move |_| lo[0] = a.iter().sum());
+    ///     s.spawn(move |_| hi[0] = b.iter().sum());
+    /// });
+    /// assert_eq!(halves[0] + halves[1], 5050);
+    /// ```
     pub fn scope<'scope, OP, R>(&self, op: OP) -> R
     where
         OP: FnOnce(&Scope<'scope>) -> R + Send,
@@ -321,6 +465,15 @@ impl ThreadPool {
     }
 
     /// [`spawn`] on this pool.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = berth::pool::ThreadPool::new(2);
+    /// let (tx, rx) = berth::channel::bounded(1);
+    /// pool.spawn(move || tx.send(berth::current_thread_index()).unwrap());
+    /// assert!(rx.recv().unwrap().is_some()); // it ran on one of the pool's workers
+    /// ```
     pub fn spawn<F>(&self, f: F)
     where
         F: FnOnce() + Send + 'static,
@@ -329,11 +482,27 @@ impl ThreadPool {
     }
 
     /// The number of threads of this pool.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = berth::pool::ThreadPool::new(3);
+    /// assert_eq!(pool.current_num_threads(), 3);
+    /// ```
     pub fn current_num_threads(&self) -> usize {
         self.registry.num_threads()
     }
 
     /// The index of the current thread in this pool, if it is one of its workers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = berth::pool::ThreadPool::new(2);
+    /// assert_eq!(pool.current_thread_index(), None); // not a worker of this pool
+    /// let inside = pool.install(|| pool.current_thread_index());
+    /// assert!(inside.unwrap() < 2);
+    /// ```
     pub fn current_thread_index(&self) -> Option<usize> {
         WorkerThread::current()
             .filter(|wt| std::ptr::eq(&**wt.registry(), &*self.registry))
@@ -368,7 +537,10 @@ impl fmt::Debug for ThreadPool {
 ///
 /// # Panics
 ///
-/// If `a` or `b` panics, once both have finished (`a`'s panic if both do).
+/// If `a` or `b` panics, once both have finished (`a`'s panic if both do); outside any pool,
+/// also if the global pool has to be started and cannot spawn its threads.
+///
+/// # Examples
 ///
 /// ```
 /// # if cfg!(miri) { return; } // the global pool's threads outlive a doctest: Miri reports them
@@ -435,7 +607,10 @@ where
 ///
 /// # Panics
 ///
-/// If `op` or any job spawned in the scope panics, once all of them have finished.
+/// If `op` or any job spawned in the scope panics, once all of them have finished; outside any
+/// pool, also if the global pool has to be started and cannot spawn its threads.
+///
+/// # Examples
 ///
 /// ```
 /// # if cfg!(miri) { return; } // the global pool's threads outlive a doctest: Miri reports them
@@ -457,6 +632,12 @@ where
 
 /// Runs `f` on the current worker's pool (or the global pool) some time later. A panic in `f`
 /// is caught after the panic hook has reported it; the pool carries on.
+///
+/// # Panics
+///
+/// Outside any pool, if the global pool has to be started and cannot spawn its threads.
+///
+/// # Examples
 ///
 /// ```
 /// # if cfg!(miri) { return; } // the global pool's threads outlive a doctest: Miri reports them
@@ -491,11 +672,34 @@ where
 }
 
 /// The index of the current thread in its pool, if it is a worker.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(berth::current_thread_index(), None); // not a worker
+/// let pool = berth::pool::ThreadPool::new(2);
+/// let index = pool.install(berth::current_thread_index);
+/// assert!(index.unwrap() < 2);
+/// ```
 pub fn current_thread_index() -> Option<usize> {
     WorkerThread::current().map(|wt| wt.index())
 }
 
-/// The number of threads of the current worker's pool, or of the global pool outside any.
+/// The number of threads of the current worker's pool, or of the global pool outside any
+/// (which this starts, if nothing has yet).
+///
+/// # Panics
+///
+/// Outside any pool, if the global pool has to be started and cannot spawn its threads.
+///
+/// # Examples
+///
+/// ```
+/// # if cfg!(miri) { return; } // the global pool's threads outlive a doctest: Miri reports them
+/// let pool = berth::pool::ThreadPool::new(3);
+/// assert_eq!(pool.install(berth::current_num_threads), 3); // the worker's pool
+/// assert!(berth::current_num_threads() >= 1); // outside: the global pool's
+/// ```
 pub fn current_num_threads() -> usize {
     match WorkerThread::current() {
         Some(wt) => wt.registry().num_threads(),

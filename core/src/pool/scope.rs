@@ -12,6 +12,21 @@ use std::panic::{self, AssertUnwindSafe};
 
 /// A scope for spawning jobs that may borrow anything that outlives `'scope`. Made by
 /// [`scope`](crate::pool::scope) or [`ThreadPool::scope`](crate::pool::ThreadPool::scope).
+///
+/// # Examples
+///
+/// ```
+/// # if cfg!(miri) { return; } // the global pool's threads outlive a doctest: Miri reports them
+/// let words = ["fork", "join", "scope"];
+/// let mut lengths = [0; 3];
+/// berth::scope(|s| {
+///     for (w, len) in words.iter().zip(lengths.iter_mut()) {
+///         // Jobs may borrow from the caller's stack, and spawn more jobs.
+///         s.spawn(move |s| s.spawn(move |_| *len = w.len()));
+///     }
+/// }); // returns once every job (and the jobs they spawned) has finished
+/// assert_eq!(lengths, [4, 4, 5]);
+/// ```
 pub struct Scope<'scope> {
     registry: Arc<Registry>,
     /// One for the scope's body, plus one per spawned job not yet finished.
@@ -64,6 +79,8 @@ impl<'scope> Scope<'scope> {
     /// Spawns `body` into the pool; the scope does not return before it has run. A panic in
     /// `body` is kept and resumed by the scope once every job has finished (the first one, if
     /// several panic).
+    ///
+    /// # Examples
     ///
     /// ```
     /// # if cfg!(miri) { return; } // the global pool's threads outlive a doctest: Miri reports them

@@ -5,6 +5,19 @@ use std::error::Error;
 use std::fmt;
 
 /// The error of [`try_push`](super::BoundedQueue::try_push): the value comes back inside.
+///
+/// # Examples
+///
+/// ```
+/// use berth::queue::TryPushError;
+/// use berth::VyukovQueue;
+///
+/// let q = VyukovQueue::new(1);
+/// q.try_push("a").unwrap();
+/// assert_eq!(q.try_push("b"), Err(TryPushError::Full("b")));
+/// q.close();
+/// assert_eq!(q.try_push("c"), Err(TryPushError::Closed("c")));
+/// ```
 #[derive(PartialEq, Eq, Clone, Copy)]
 pub enum TryPushError<T> {
     /// The queue holds `capacity` values.
@@ -14,10 +27,36 @@ pub enum TryPushError<T> {
 }
 
 /// The error of [`push`](super::BoundedQueue::push): the queue is closed; the value comes back.
+///
+/// # Examples
+///
+/// ```
+/// use berth::queue::PushError;
+/// use berth::VyukovQueue;
+///
+/// let q = VyukovQueue::new(4);
+/// q.close();
+/// assert_eq!(q.push(7), Err(PushError(7)));
+/// ```
 #[derive(PartialEq, Eq, Clone, Copy)]
 pub struct PushError<T>(pub T);
 
 /// The error of [`push_timeout`](super::BoundedQueue::push_timeout): the value comes back inside.
+///
+/// # Examples
+///
+/// ```
+/// use berth::queue::PushTimeoutError;
+/// use berth::VyukovQueue;
+/// use std::time::Duration;
+///
+/// let q = VyukovQueue::new(1);
+/// q.push(1).unwrap();
+/// let wait = Duration::from_millis(1);
+/// assert_eq!(q.push_timeout(2, wait), Err(PushTimeoutError::Timeout(2)));
+/// q.close();
+/// assert_eq!(q.push_timeout(3, wait), Err(PushTimeoutError::Closed(3)));
+/// ```
 #[derive(PartialEq, Eq, Clone, Copy)]
 pub enum PushTimeoutError<T> {
     /// The queue stayed full until the timeout.
@@ -27,6 +66,18 @@ pub enum PushTimeoutError<T> {
 }
 
 /// The error of [`try_pop`](super::BoundedQueue::try_pop).
+///
+/// # Examples
+///
+/// ```
+/// use berth::queue::TryPopError;
+/// use berth::VyukovQueue;
+///
+/// let q = VyukovQueue::<u32>::new(1);
+/// assert_eq!(q.try_pop(), Err(TryPopError::Empty));
+/// q.close();
+/// assert_eq!(q.try_pop(), Err(TryPopError::Closed));
+/// ```
 #[derive(PartialEq, Eq, Clone, Copy, Debug)]
 pub enum TryPopError {
     /// The queue holds no value (it may still be open).
@@ -36,10 +87,37 @@ pub enum TryPopError {
 }
 
 /// The error of [`pop`](super::BoundedQueue::pop): the queue is closed and drained.
+///
+/// # Examples
+///
+/// ```
+/// use berth::queue::PopError;
+/// use berth::VyukovQueue;
+///
+/// let q = VyukovQueue::new(2);
+/// q.push(1).unwrap();
+/// q.close();
+/// assert_eq!(q.pop(), Ok(1)); // what was inside is still popped
+/// assert_eq!(q.pop(), Err(PopError));
+/// ```
 #[derive(PartialEq, Eq, Clone, Copy, Debug)]
 pub struct PopError;
 
 /// The error of [`pop_timeout`](super::BoundedQueue::pop_timeout).
+///
+/// # Examples
+///
+/// ```
+/// use berth::queue::PopTimeoutError;
+/// use berth::VyukovQueue;
+/// use std::time::Duration;
+///
+/// let q = VyukovQueue::<u32>::new(1);
+/// let wait = Duration::from_millis(1);
+/// assert_eq!(q.pop_timeout(wait), Err(PopTimeoutError::Timeout));
+/// q.close();
+/// assert_eq!(q.pop_timeout(wait), Err(PopTimeoutError::Closed));
+/// ```
 #[derive(PartialEq, Eq, Clone, Copy, Debug)]
 pub enum PopTimeoutError {
     /// The queue stayed empty until the timeout.
@@ -50,6 +128,15 @@ pub enum PopTimeoutError {
 
 impl<T> TryPushError<T> {
     /// The value that was not pushed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let q = berth::VyukovQueue::new(1);
+    /// q.try_push(String::from("kept")).unwrap();
+    /// let refused = q.try_push(String::from("refused")).unwrap_err();
+    /// assert_eq!(refused.into_inner(), "refused");
+    /// ```
     pub fn into_inner(self) -> T {
         match self {
             TryPushError::Full(v) | TryPushError::Closed(v) => v,
@@ -57,11 +144,27 @@ impl<T> TryPushError<T> {
     }
 
     /// True if the queue was full.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let q = berth::VyukovQueue::new(1);
+    /// q.try_push(1).unwrap();
+    /// assert!(q.try_push(2).unwrap_err().is_full());
+    /// ```
     pub fn is_full(&self) -> bool {
         matches!(self, TryPushError::Full(_))
     }
 
     /// True if the queue was closed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let q = berth::VyukovQueue::new(1);
+    /// q.close();
+    /// assert!(q.try_push(1).unwrap_err().is_closed());
+    /// ```
     pub fn is_closed(&self) -> bool {
         matches!(self, TryPushError::Closed(_))
     }
@@ -69,6 +172,14 @@ impl<T> TryPushError<T> {
 
 impl<T> PushError<T> {
     /// The value that was not pushed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let q = berth::VyukovQueue::new(1);
+    /// q.close();
+    /// assert_eq!(q.push(vec![1, 2]).unwrap_err().into_inner(), vec![1, 2]);
+    /// ```
     pub fn into_inner(self) -> T {
         self.0
     }
@@ -76,6 +187,17 @@ impl<T> PushError<T> {
 
 impl<T> PushTimeoutError<T> {
     /// The value that was not pushed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let q = berth::VyukovQueue::new(1);
+    /// q.push('a').unwrap();
+    /// let e = q.push_timeout('b', Duration::from_millis(1)).unwrap_err();
+    /// assert_eq!(e.into_inner(), 'b');
+    /// ```
     pub fn into_inner(self) -> T {
         match self {
             PushTimeoutError::Timeout(v) | PushTimeoutError::Closed(v) => v,
@@ -83,11 +205,31 @@ impl<T> PushTimeoutError<T> {
     }
 
     /// True if the wait timed out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let q = berth::VyukovQueue::new(1);
+    /// q.push(1).unwrap();
+    /// assert!(q.push_timeout(2, Duration::from_millis(1)).unwrap_err().is_timeout());
+    /// ```
     pub fn is_timeout(&self) -> bool {
         matches!(self, PushTimeoutError::Timeout(_))
     }
 
     /// True if the queue was closed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let q = berth::VyukovQueue::new(1);
+    /// q.close();
+    /// assert!(q.push_timeout(1, Duration::from_secs(60)).unwrap_err().is_closed()); // at once
+    /// ```
     pub fn is_closed(&self) -> bool {
         matches!(self, PushTimeoutError::Closed(_))
     }
@@ -95,11 +237,26 @@ impl<T> PushTimeoutError<T> {
 
 impl TryPopError {
     /// True if the queue was empty but open.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let q = berth::VyukovQueue::<u8>::new(1);
+    /// assert!(q.try_pop().unwrap_err().is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         matches!(self, TryPopError::Empty)
     }
 
     /// True if the queue was closed and drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let q = berth::VyukovQueue::<u8>::new(1);
+    /// q.close();
+    /// assert!(q.try_pop().unwrap_err().is_closed());
+    /// ```
     pub fn is_closed(&self) -> bool {
         matches!(self, TryPopError::Closed)
     }
@@ -107,11 +264,30 @@ impl TryPopError {
 
 impl PopTimeoutError {
     /// True if the wait timed out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let q = berth::VyukovQueue::<u8>::new(1);
+    /// assert!(q.pop_timeout(Duration::from_millis(1)).unwrap_err().is_timeout());
+    /// ```
     pub fn is_timeout(&self) -> bool {
         matches!(self, PopTimeoutError::Timeout)
     }
 
     /// True if the queue was closed and drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let q = berth::VyukovQueue::<u8>::new(1);
+    /// q.close();
+    /// assert!(q.pop_timeout(Duration::from_secs(60)).unwrap_err().is_closed()); // at once
+    /// ```
     pub fn is_closed(&self) -> bool {
         matches!(self, PopTimeoutError::Closed)
     }

@@ -14,6 +14,8 @@ use std::time::Instant;
 ///
 /// Exact capacity: it holds at most `capacity` values, for any capacity of at least 1.
 ///
+/// # Examples
+///
 /// ```
 /// use berth::MutexQueue;
 ///
@@ -45,6 +47,16 @@ impl<T> MutexQueue<T> {
     /// # Panics
     ///
     /// If `capacity` is 0 (a bounded queue needs at least one slot), or too large to allocate.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::MutexQueue;
+    ///
+    /// let q = MutexQueue::<String>::new(16);
+    /// assert_eq!(q.capacity(), 16);
+    /// assert!(q.is_empty());
+    /// ```
     pub fn new(capacity: usize) -> Self {
         assert!(
             capacity > 0,
@@ -69,6 +81,18 @@ impl<T> MutexQueue<T> {
     }
 
     /// Pushes `value` if there is room, without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::MutexQueue;
+    ///
+    /// let q = MutexQueue::new(1);
+    /// assert!(q.try_push(1).is_ok());
+    /// let full = q.try_push(2).unwrap_err();
+    /// assert!(full.is_full());
+    /// assert_eq!(full.into_inner(), 2); // the value comes back
+    /// ```
     pub fn try_push(&self, value: T) -> Result<(), TryPushError<T>> {
         let state = self.state.lock();
         if state.closed {
@@ -81,9 +105,20 @@ impl<T> MutexQueue<T> {
         Ok(())
     }
 
-    super::blocking_methods!();
+    super::blocking_methods!(MutexQueue);
 
     /// Pops the oldest value, without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::MutexQueue;
+    ///
+    /// let q = MutexQueue::new(2);
+    /// q.try_push('a').unwrap();
+    /// assert_eq!(q.try_pop(), Ok('a'));
+    /// assert!(q.try_pop().unwrap_err().is_empty());
+    /// ```
     pub fn try_pop(&self) -> Result<T, TryPopError> {
         let mut state = self.state.lock();
         match state.ring.pop_front() {
@@ -97,6 +132,20 @@ impl<T> MutexQueue<T> {
     }
 
     /// Closes the queue and wakes every waiting thread. True for the call that closed it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::MutexQueue;
+    ///
+    /// let q = MutexQueue::new(2);
+    /// q.push(1).unwrap();
+    /// assert!(q.close()); // this call closed it
+    /// assert!(!q.close()); // already closed
+    /// assert!(q.push(2).is_err()); // every later push fails
+    /// assert_eq!(q.pop(), Ok(1)); // what is inside can still be popped
+    /// assert!(q.pop().is_err()); // closed and drained
+    /// ```
     pub fn close(&self) -> bool {
         let mut state = self.state.lock();
         if state.closed {
@@ -110,26 +159,82 @@ impl<T> MutexQueue<T> {
     }
 
     /// True once the queue is closed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::MutexQueue;
+    ///
+    /// let q = MutexQueue::<u8>::new(1);
+    /// assert!(!q.is_closed());
+    /// q.close();
+    /// assert!(q.is_closed());
+    /// ```
     pub fn is_closed(&self) -> bool {
         self.state.lock().closed
     }
 
     /// The number of values inside.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::MutexQueue;
+    ///
+    /// let q = MutexQueue::new(4);
+    /// q.push(1).unwrap();
+    /// q.push(2).unwrap();
+    /// assert_eq!(q.len(), 2);
+    /// q.pop().unwrap();
+    /// assert_eq!(q.len(), 1);
+    /// ```
     pub fn len(&self) -> usize {
         self.state.lock().ring.len()
     }
 
     /// True if the queue holds no value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::MutexQueue;
+    ///
+    /// let q = MutexQueue::new(4);
+    /// assert!(q.is_empty());
+    /// q.push(1).unwrap();
+    /// assert!(!q.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// True if the queue holds `capacity` values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::MutexQueue;
+    ///
+    /// let q = MutexQueue::new(2);
+    /// q.push(1).unwrap();
+    /// assert!(!q.is_full());
+    /// q.push(2).unwrap();
+    /// assert!(q.is_full());
+    /// ```
     pub fn is_full(&self) -> bool {
         self.len() == self.cap
     }
 
     /// The number of values the queue can hold.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::MutexQueue;
+    ///
+    /// let q = MutexQueue::<u64>::new(3); // exact: any capacity of at least 1
+    /// assert_eq!(q.capacity(), 3);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.cap
     }

@@ -397,6 +397,8 @@ impl IndexRing {
 /// A bounded lock-free MPMC queue after Nikolaev's SCQ (64-bit targets), with exact capacity
 /// and the threshold hole fixed (see the module docs).
 ///
+/// # Examples
+///
 /// ```
 /// use berth::ScqQueue;
 ///
@@ -438,6 +440,16 @@ impl<T> ScqQueue<T> {
     ///
     /// If `capacity` is 0 (a bounded queue needs at least one slot) or too large (more than
     /// 2^39 slots, or more than fits in memory).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::ScqQueue;
+    ///
+    /// let q = ScqQueue::<String>::new(16);
+    /// assert_eq!(q.capacity(), 16);
+    /// assert!(q.is_empty());
+    /// ```
     pub fn new(capacity: usize) -> Self {
         assert!(capacity > 0, "ScqQueue capacity must be at least 1, got 0");
         // R >= 2n as in the paper, and R >= 4: the index field must hold every real index
@@ -521,6 +533,18 @@ impl<T> ScqQueue<T> {
     }
 
     /// Pushes `value` if there is room, without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::ScqQueue;
+    ///
+    /// let q = ScqQueue::new(1);
+    /// assert!(q.try_push(1).is_ok());
+    /// let full = q.try_push(2).unwrap_err();
+    /// assert!(full.is_full());
+    /// assert_eq!(full.into_inner(), 2); // the value comes back
+    /// ```
     pub fn try_push(&self, value: T) -> Result<(), TryPushError<T>> {
         self.push_attempt(value).map_err(|(v, why)| match why {
             PushFail::Full(_) => TryPushError::Full(v),
@@ -528,9 +552,20 @@ impl<T> ScqQueue<T> {
         })
     }
 
-    super::blocking_methods!();
+    super::blocking_methods!(ScqQueue);
 
     /// Pops the oldest value, without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::ScqQueue;
+    ///
+    /// let q = ScqQueue::new(2);
+    /// q.try_push('a').unwrap();
+    /// assert_eq!(q.try_pop(), Ok('a'));
+    /// assert!(q.try_pop().unwrap_err().is_empty());
+    /// ```
     pub fn try_pop(&self) -> Result<T, TryPopError> {
         self.pop_attempt().map_err(|why| match why {
             PopFail::Empty(_) => TryPopError::Empty,
@@ -584,6 +619,20 @@ impl<T> ScqQueue<T> {
     }
 
     /// Closes the queue and wakes every waiting thread. True for the call that closed it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::ScqQueue;
+    ///
+    /// let q = ScqQueue::new(2);
+    /// q.push(1).unwrap();
+    /// assert!(q.close()); // this call closed it
+    /// assert!(!q.close()); // already closed
+    /// assert!(q.push(2).is_err()); // every later push fails
+    /// assert_eq!(q.pop(), Ok(1)); // what is inside can still be popped
+    /// assert!(q.pop().is_err()); // closed and drained
+    /// ```
     pub fn close(&self) -> bool {
         if !self.aq.close() {
             return false;
@@ -594,26 +643,82 @@ impl<T> ScqQueue<T> {
     }
 
     /// True once the queue is closed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::ScqQueue;
+    ///
+    /// let q = ScqQueue::<u8>::new(1);
+    /// assert!(!q.is_closed());
+    /// q.close();
+    /// assert!(q.is_closed());
+    /// ```
     pub fn is_closed(&self) -> bool {
         self.aq.is_closed()
     }
 
     /// The number of values inside (a snapshot; concurrent claims can make it approximate).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::ScqQueue;
+    ///
+    /// let q = ScqQueue::new(4);
+    /// q.push(1).unwrap();
+    /// q.push(2).unwrap();
+    /// assert_eq!(q.len(), 2);
+    /// q.pop().unwrap();
+    /// assert_eq!(q.len(), 1);
+    /// ```
     pub fn len(&self) -> usize {
         (self.aq.span() as usize).min(self.cells.len())
     }
 
     /// True if the queue holds no value (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::ScqQueue;
+    ///
+    /// let q = ScqQueue::new(4);
+    /// assert!(q.is_empty());
+    /// q.push(1).unwrap();
+    /// assert!(!q.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// True if the queue holds `capacity` values (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::ScqQueue;
+    ///
+    /// let q = ScqQueue::new(2);
+    /// q.push(1).unwrap();
+    /// assert!(!q.is_full());
+    /// q.push(2).unwrap();
+    /// assert!(q.is_full());
+    /// ```
     pub fn is_full(&self) -> bool {
         self.len() == self.cells.len()
     }
 
     /// The number of values the queue can hold: exactly the capacity it was created with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::ScqQueue;
+    ///
+    /// let q = ScqQueue::<u64>::new(3); // exact: any capacity of at least 1
+    /// assert_eq!(q.capacity(), 3);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.cells.len()
     }

@@ -78,6 +78,8 @@ struct Slot<T> {
 /// A bounded MPMC queue after Dmitry Vyukov: per-slot stamps, `head` and `tail` on separate
 /// cache lines, exact capacity (any capacity of at least 1).
 ///
+/// # Examples
+///
 /// ```
 /// use berth::VyukovQueue;
 ///
@@ -143,6 +145,16 @@ impl<T> VyukovQueue<T> {
     ///
     /// If `capacity` is 0 (a bounded queue needs at least one slot), or so large that its
     /// positions would not fit in a `usize` or its slots in memory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::VyukovQueue;
+    ///
+    /// let q = VyukovQueue::<String>::new(16);
+    /// assert_eq!(q.capacity(), 16);
+    /// assert!(q.is_empty());
+    /// ```
     pub fn new(capacity: usize) -> Self {
         assert!(
             capacity > 0,
@@ -391,6 +403,18 @@ impl<T> VyukovQueue<T> {
     /// Never reports `Full` because of a lost race: a producer that loses its CAS retries. Like
     /// every operation on this queue, it can spin (and yield) while another thread is paused in
     /// the middle of its own operation on the same slot (see "Progress" in the module docs).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::VyukovQueue;
+    ///
+    /// let q = VyukovQueue::new(1);
+    /// assert!(q.try_push(1).is_ok());
+    /// let full = q.try_push(2).unwrap_err();
+    /// assert!(full.is_full());
+    /// assert_eq!(full.into_inner(), 2); // the value comes back
+    /// ```
     pub fn try_push(&self, value: T) -> Result<(), TryPushError<T>> {
         self.push_attempt(value).map_err(|(v, why)| match why {
             PushFail::Full(_) => TryPushError::Full(v),
@@ -398,10 +422,21 @@ impl<T> VyukovQueue<T> {
         })
     }
 
-    super::blocking_methods!();
+    super::blocking_methods!(VyukovQueue);
 
     /// Pops the oldest value, without parking (it can spin while a producer is paused between
     /// claiming the next position and publishing it; see "Progress" in the module docs).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::VyukovQueue;
+    ///
+    /// let q = VyukovQueue::new(2);
+    /// q.try_push('a').unwrap();
+    /// assert_eq!(q.try_pop(), Ok('a'));
+    /// assert!(q.try_pop().unwrap_err().is_empty());
+    /// ```
     pub fn try_pop(&self) -> Result<T, TryPopError> {
         self.pop_attempt().map_err(|why| match why {
             PopFail::Empty(_) => TryPopError::Empty,
@@ -531,6 +566,20 @@ impl<T> VyukovQueue<T> {
 
     /// Closes the queue: every later push fails and hands its value back, every waiting thread
     /// wakes, and pops drain what is left. True for the call that closed it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::VyukovQueue;
+    ///
+    /// let q = VyukovQueue::new(2);
+    /// q.push(1).unwrap();
+    /// assert!(q.close()); // this call closed it
+    /// assert!(!q.close()); // already closed
+    /// assert!(q.push(2).is_err()); // every later push fails
+    /// assert_eq!(q.pop(), Ok(1)); // what is inside can still be popped
+    /// assert!(q.pop().is_err()); // closed and drained
+    /// ```
     pub fn close(&self) -> bool {
         let tail = self.tail.fetch_or(self.mark_bit, SeqCst);
         if tail & self.mark_bit != 0 {
@@ -542,11 +591,35 @@ impl<T> VyukovQueue<T> {
     }
 
     /// True once the queue is closed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::VyukovQueue;
+    ///
+    /// let q = VyukovQueue::<u8>::new(1);
+    /// assert!(!q.is_closed());
+    /// q.close();
+    /// assert!(q.is_closed());
+    /// ```
     pub fn is_closed(&self) -> bool {
         self.tail.load(SeqCst) & self.mark_bit != 0
     }
 
     /// The number of values inside (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::VyukovQueue;
+    ///
+    /// let q = VyukovQueue::new(4);
+    /// q.push(1).unwrap();
+    /// q.push(2).unwrap();
+    /// assert_eq!(q.len(), 2);
+    /// q.pop().unwrap();
+    /// assert_eq!(q.len(), 1);
+    /// ```
     pub fn len(&self) -> usize {
         loop {
             let tail = self.tail.load(SeqCst);
@@ -573,6 +646,17 @@ impl<T> VyukovQueue<T> {
     }
 
     /// True if the queue holds no value (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::VyukovQueue;
+    ///
+    /// let q = VyukovQueue::new(4);
+    /// assert!(q.is_empty());
+    /// q.push(1).unwrap();
+    /// assert!(!q.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         let head = self.head.load(SeqCst);
         let tail = self.tail.load(SeqCst);
@@ -580,6 +664,18 @@ impl<T> VyukovQueue<T> {
     }
 
     /// True if the queue holds `capacity` values (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::VyukovQueue;
+    ///
+    /// let q = VyukovQueue::new(2);
+    /// q.push(1).unwrap();
+    /// assert!(!q.is_full());
+    /// q.push(2).unwrap();
+    /// assert!(q.is_full());
+    /// ```
     pub fn is_full(&self) -> bool {
         let tail = self.tail.load(SeqCst);
         let head = self.head.load(SeqCst);
@@ -587,6 +683,15 @@ impl<T> VyukovQueue<T> {
     }
 
     /// The number of values the queue can hold: exactly the capacity it was created with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::VyukovQueue;
+    ///
+    /// let q = VyukovQueue::<u64>::new(3); // exact: any capacity of at least 1
+    /// assert_eq!(q.capacity(), 3);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.cap
     }

@@ -7,6 +7,8 @@
 //! the other side's, and reads the other side's line only when its cache says full (producer)
 //! or empty (consumer).
 //!
+//! # Examples
+//!
 //! ```
 //! let (mut tx, mut rx) = berth::spsc::channel(4);
 //! use std::thread;

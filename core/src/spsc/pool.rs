@@ -22,6 +22,8 @@ use std::fmt;
 
 /// Makes a pool of `capacity + 2` nodes, each built by `init`, and returns its two ends.
 ///
+/// # Examples
+///
 /// ```
 /// let (mut tx, mut rx) = berth::spsc::pool(4, || [0u8; 64]);
 /// use std::thread;
@@ -41,7 +43,7 @@ use std::fmt;
 ///
 /// # Panics
 ///
-/// If `capacity` is 0 or too large (as [`channel`](super::channel)).
+/// If `capacity` is 0 or too large (as [`channel`](super::channel)), or if `init` panics.
 pub fn pool<T>(capacity: usize, mut init: impl FnMut() -> T) -> (PoolSender<T>, PoolReceiver<T>) {
     let nodes = capacity
         .checked_add(2)
@@ -66,22 +68,76 @@ pub fn pool<T>(capacity: usize, mut init: impl FnMut() -> T) -> (PoolSender<T>, 
 }
 
 /// The sending end of a [`pool`]: fills free nodes in place and sends them.
+///
+/// # Examples
+///
+/// ```
+/// use std::thread;
+///
+/// let (mut tx, mut rx) = berth::spsc::pool(2, || String::with_capacity(32));
+/// let sender = thread::spawn(move || {
+///     for word in ["recycled", "nodes"] {
+///         // The node is a String from the pool: clear and refill it, no allocation.
+///         tx.send_with(|s| {
+///             s.clear();
+///             s.push_str(word);
+///         })
+///         .unwrap();
+///     }
+/// });
+/// let mut got = Vec::new();
+/// while let Ok(len) = rx.recv_with(|s| s.len()) {
+///     got.push(len);
+/// }
+/// sender.join().unwrap();
+/// assert_eq!(got, [8, 5]);
+/// ```
 pub struct PoolSender<T> {
     data: Producer<Box<T>>,
     free: Consumer<Box<T>>,
 }
 
 /// The receiving end of a [`pool`]: reads nodes in place and hands them back.
+///
+/// # Examples
+///
+/// ```
+/// let (mut tx, mut rx) = berth::spsc::pool(4, || vec![0u32; 16]);
+/// tx.send_with(|v| v.fill(3)).unwrap();
+/// assert_eq!(rx.recv_with(|v| v.iter().sum::<u32>()), Ok(48));
+/// drop(tx);
+/// assert!(rx.recv_with(|v| v.len()).is_err()); // the sender is gone, nothing is left
+/// ```
 pub struct PoolReceiver<T> {
     data: Consumer<Box<T>>,
     free: Producer<Box<T>>,
 }
 
 /// The receiver of the pool is gone: nothing can be sent.
+///
+/// # Examples
+///
+/// ```
+/// use berth::spsc::PoolSendError;
+///
+/// let (mut tx, rx) = berth::spsc::pool(1, || 0u8);
+/// drop(rx);
+/// assert_eq!(tx.send_with(|n| *n = 1), Err(PoolSendError));
+/// ```
 #[derive(PartialEq, Eq, Clone, Copy, Debug)]
 pub struct PoolSendError;
 
 /// The sender of the pool is gone and every node sent has been received.
+///
+/// # Examples
+///
+/// ```
+/// use berth::spsc::PoolRecvError;
+///
+/// let (tx, mut rx) = berth::spsc::pool(1, || 0u8);
+/// drop(tx);
+/// assert_eq!(rx.recv_with(|n| *n), Err(PoolRecvError));
+/// ```
 #[derive(PartialEq, Eq, Clone, Copy, Debug)]
 pub struct PoolRecvError;
 
@@ -89,6 +145,19 @@ impl<T> PoolSender<T> {
     /// Takes a free node, lets `fill` write into it, and sends it, waiting (spin, then park)
     /// while the data ring is full. Fails once the receiver is gone (`fill` may or may not have
     /// run on a node that is then dropped with the pool).
+    ///
+    /// # Panics
+    ///
+    /// If `fill` panics: the panic goes on, and the node it was filling is dropped, so the pool
+    /// has one node fewer (after `capacity + 2` such panics, `send_with` would wait forever).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = berth::spsc::pool(1, || [0u8; 4]);
+    /// tx.send_with(|node| node.copy_from_slice(b"ping")).unwrap();
+    /// assert_eq!(rx.recv_with(|node| *node), Ok(*b"ping"));
+    /// ```
     pub fn send_with(&mut self, fill: impl FnOnce(&mut T)) -> Result<(), PoolSendError> {
         if self.data.is_disconnected() {
             return Err(PoolSendError);
@@ -101,6 +170,13 @@ impl<T> PoolSender<T> {
     }
 
     /// The number of nodes the data ring holds at most.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, _rx) = berth::spsc::pool(4, || 0u8); // 4 + 2 nodes in all
+    /// assert_eq!(tx.capacity(), 4);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.data.capacity()
     }
@@ -109,6 +185,22 @@ impl<T> PoolSender<T> {
 impl<T> PoolReceiver<T> {
     /// Receives a node, lets `read` use it in place, and hands the node back to the sender.
     /// Waits while nothing was sent; fails once the sender is gone and everything was received.
+    ///
+    /// # Panics
+    ///
+    /// If `read` panics: the panic goes on, and the node it was reading is dropped, so the pool
+    /// has one node fewer (after `capacity + 2` such panics, `send_with` would wait forever).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = berth::spsc::pool(2, || 0u64);
+    /// tx.send_with(|n| *n = 40).unwrap();
+    /// tx.send_with(|n| *n = 2).unwrap();
+    /// let a = rx.recv_with(|n| *n).unwrap();
+    /// let b = rx.recv_with(|n| *n).unwrap();
+    /// assert_eq!(a + b, 42);
+    /// ```
     pub fn recv_with<R>(&mut self, read: impl FnOnce(&mut T) -> R) -> Result<R, PoolRecvError> {
         let mut node = self.data.pop().map_err(|_| PoolRecvError)?;
         let result = read(&mut node);
@@ -119,6 +211,13 @@ impl<T> PoolReceiver<T> {
     }
 
     /// The number of nodes the data ring holds at most.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (_tx, rx) = berth::spsc::pool(4, || 0u8);
+    /// assert_eq!(rx.capacity(), 4);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.data.capacity()
     }

@@ -65,6 +65,26 @@ unsafe impl<T: Send> Send for Ring<T> {}
 unsafe impl<T: Send> Sync for Ring<T> {}
 
 /// The sending side of an SPSC ring. Not `Clone`.
+///
+/// # Examples
+///
+/// ```
+/// use std::thread;
+///
+/// let (mut tx, mut rx) = berth::spsc::channel(8);
+/// let producer = thread::spawn(move || {
+///     for i in 0..1_000u32 {
+///         tx.push(i).unwrap(); // `&mut self`: one producer, no CAS
+///     }
+/// });
+/// let mut expected = 0;
+/// while let Ok(v) = rx.pop() {
+///     assert_eq!(v, expected); // FIFO
+///     expected += 1;
+/// }
+/// producer.join().unwrap();
+/// assert_eq!(expected, 1_000);
+/// ```
 pub struct Producer<T> {
     ring: Arc<Ring<T>>,
     side: Side,
@@ -79,6 +99,18 @@ struct Side {
 }
 
 /// The receiving side of an SPSC ring. Not `Clone`.
+///
+/// # Examples
+///
+/// ```
+/// let (mut tx, mut rx) = berth::spsc::channel(2);
+/// tx.push('a').unwrap();
+/// tx.push('b').unwrap();
+/// drop(tx); // the consumer drains what is left, then fails
+/// assert_eq!(rx.pop(), Ok('a'));
+/// assert_eq!(rx.pop(), Ok('b'));
+/// assert!(rx.pop().is_err());
+/// ```
 pub struct Consumer<T> {
     ring: Arc<Ring<T>>,
     side: Side,
@@ -90,6 +122,18 @@ pub struct Consumer<T> {
 /// # Panics
 ///
 /// If `capacity` is 0 (a ring needs at least one slot) or its slots would not fit in memory.
+///
+/// # Examples
+///
+/// ```
+/// let (mut tx, mut rx) = berth::spsc::channel::<u64>(3);
+/// assert_eq!(tx.capacity(), 3);
+/// for i in 0..3 {
+///     tx.try_push(i).unwrap();
+/// }
+/// assert!(tx.try_push(3).is_err()); // exactly 3 fit
+/// assert_eq!(rx.try_pop(), Ok(0));
+/// ```
 pub fn channel<T>(capacity: usize) -> (Producer<T>, Consumer<T>) {
     assert!(capacity > 0, "spsc capacity must be at least 1, got 0");
     assert!(
@@ -222,6 +266,18 @@ impl<T> Ring<T> {
 
 impl<T> Producer<T> {
     /// Pushes `value` if there is room, without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::spsc::TryPushError;
+    ///
+    /// let (mut tx, rx) = berth::spsc::channel(1);
+    /// assert_eq!(tx.try_push(1), Ok(()));
+    /// assert_eq!(tx.try_push(2), Err(TryPushError::Full(2)));
+    /// drop(rx);
+    /// assert_eq!(tx.try_push(3), Err(TryPushError::Disconnected(3)));
+    /// ```
     #[inline]
     pub fn try_push(&mut self, value: T) -> Result<(), TryPushError<T>> {
         match self.ring.push_attempt(&mut self.side, value) {
@@ -233,11 +289,36 @@ impl<T> Producer<T> {
 
     /// Pushes `value`, waiting (spinning, then parking) while the ring is full. Fails, handing
     /// the value back, once the consumer is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::thread;
+    ///
+    /// let (mut tx, mut rx) = berth::spsc::channel(1);
+    /// let consumer = thread::spawn(move || (rx.pop().unwrap(), rx.pop().unwrap()));
+    /// tx.push(1).unwrap();
+    /// tx.push(2).unwrap(); // waits while the ring is full
+    /// assert_eq!(consumer.join().unwrap(), (1, 2));
+    /// assert_eq!(tx.push(3).unwrap_err().into_inner(), 3); // the consumer is gone
+    /// ```
     pub fn push(&mut self, value: T) -> Result<(), PushError<T>> {
         self.push_until(value, None).map_err(|(v, _)| PushError(v))
     }
 
     /// Pushes `value`, waiting at most `timeout`; `Err(TryPushError::Full(v))` on timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::spsc::TryPushError;
+    /// use std::time::Duration;
+    ///
+    /// let (mut tx, _rx) = berth::spsc::channel(1);
+    /// tx.push_timeout(1, Duration::from_millis(1)).unwrap();
+    /// let e = tx.push_timeout(2, Duration::from_millis(1));
+    /// assert_eq!(e, Err(TryPushError::Full(2))); // still full at the timeout
+    /// ```
     pub fn push_timeout(&mut self, value: T, timeout: Duration) -> Result<(), TryPushError<T>> {
         self.push_until(value, deadline_after(timeout))
             .map_err(|(v, disconnected)| {
@@ -269,21 +350,57 @@ impl<T> Producer<T> {
     }
 
     /// The number of values in the ring (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut tx, _rx) = berth::spsc::channel(4);
+    /// tx.push(1).unwrap();
+    /// tx.push(2).unwrap();
+    /// assert_eq!(tx.len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         self.side.pos.wrapping_sub(self.ring.head.load(Acquire))
     }
 
     /// True if the ring holds no value (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = berth::spsc::channel(4);
+    /// assert!(tx.is_empty());
+    /// tx.push(1).unwrap();
+    /// assert!(!tx.is_empty());
+    /// rx.pop().unwrap();
+    /// assert!(tx.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The number of values the ring holds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, _rx) = berth::spsc::channel::<u8>(16);
+    /// assert_eq!(tx.capacity(), 16);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.ring.capacity()
     }
 
     /// True once the consumer is gone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (tx, rx) = berth::spsc::channel::<u8>(1);
+    /// assert!(!tx.is_disconnected());
+    /// drop(rx);
+    /// assert!(tx.is_disconnected());
+    /// ```
     pub fn is_disconnected(&self) -> bool {
         self.ring.gone.load(Acquire) & CONSUMER_GONE != 0
     }
@@ -291,6 +408,19 @@ impl<T> Producer<T> {
 
 impl<T> Consumer<T> {
     /// Pops the oldest value, without waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::spsc::TryPopError;
+    ///
+    /// let (mut tx, mut rx) = berth::spsc::channel(2);
+    /// assert_eq!(rx.try_pop(), Err(TryPopError::Empty));
+    /// tx.push(7).unwrap();
+    /// assert_eq!(rx.try_pop(), Ok(7));
+    /// drop(tx);
+    /// assert_eq!(rx.try_pop(), Err(TryPopError::Disconnected));
+    /// ```
     #[inline]
     pub fn try_pop(&mut self) -> Result<T, TryPopError> {
         self.ring.pop_attempt(&mut self.side).map_err(|e| match e {
@@ -301,11 +431,35 @@ impl<T> Consumer<T> {
 
     /// Pops the oldest value, waiting (spinning, then parking) while the ring is empty. Fails
     /// once the producer is gone and the ring is drained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::thread;
+    ///
+    /// let (mut tx, mut rx) = berth::spsc::channel(2);
+    /// let producer = thread::spawn(move || tx.push("hi").unwrap());
+    /// assert_eq!(rx.pop(), Ok("hi")); // waits for the value
+    /// producer.join().unwrap(); // the producer is dropped with its thread
+    /// assert!(rx.pop().is_err()); // drained and disconnected
+    /// ```
     pub fn pop(&mut self) -> Result<T, PopError> {
         self.pop_until(None).map_err(|_| PopError)
     }
 
     /// Pops the oldest value, waiting at most `timeout`; `Err(TryPopError::Empty)` on timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::spsc::TryPopError;
+    /// use std::time::Duration;
+    ///
+    /// let (mut tx, mut rx) = berth::spsc::channel(1);
+    /// assert_eq!(rx.pop_timeout(Duration::from_millis(1)), Err(TryPopError::Empty));
+    /// tx.push(1).unwrap();
+    /// assert_eq!(rx.pop_timeout(Duration::from_millis(1)), Ok(1));
+    /// ```
     pub fn pop_timeout(&mut self, timeout: Duration) -> Result<T, TryPopError> {
         self.pop_until(deadline_after(timeout))
     }
@@ -330,21 +484,55 @@ impl<T> Consumer<T> {
     }
 
     /// The number of values in the ring (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut tx, rx) = berth::spsc::channel(4);
+    /// tx.push('x').unwrap();
+    /// assert_eq!(rx.len(), 1);
+    /// ```
     pub fn len(&self) -> usize {
         self.ring.tail.load(Acquire).wrapping_sub(self.side.pos)
     }
 
     /// True if the ring holds no value (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut tx, rx) = berth::spsc::channel(4);
+    /// assert!(rx.is_empty());
+    /// tx.push(1).unwrap();
+    /// assert!(!rx.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The number of values the ring holds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (_tx, rx) = berth::spsc::channel::<u8>(5);
+    /// assert_eq!(rx.capacity(), 5);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.ring.capacity()
     }
 
     /// True once the producer is gone (values may still be left to pop).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = berth::spsc::channel(1);
+    /// tx.push(1).unwrap();
+    /// drop(tx);
+    /// assert!(rx.is_disconnected()); // the producer is gone...
+    /// assert_eq!(rx.pop(), Ok(1)); // ...but a value is still left
+    /// ```
     pub fn is_disconnected(&self) -> bool {
         self.ring.gone.load(Acquire) & PRODUCER_GONE != 0
     }
@@ -382,6 +570,18 @@ impl<T> Drop for Ring<T> {
 }
 
 /// The error of [`Producer::try_push`] and [`Producer::push_timeout`]: the value comes back.
+///
+/// # Examples
+///
+/// ```
+/// use berth::spsc::TryPushError;
+///
+/// let (mut tx, rx) = berth::spsc::channel(1);
+/// tx.push(1).unwrap();
+/// assert_eq!(tx.try_push(2), Err(TryPushError::Full(2)));
+/// drop(rx);
+/// assert_eq!(tx.try_push(3), Err(TryPushError::Disconnected(3)));
+/// ```
 #[derive(PartialEq, Eq, Clone, Copy)]
 pub enum TryPushError<T> {
     /// The ring is full (or stayed full until the timeout).
@@ -391,10 +591,31 @@ pub enum TryPushError<T> {
 }
 
 /// The error of [`Producer::push`]: the consumer is gone; the value comes back.
+///
+/// # Examples
+///
+/// ```
+/// use berth::spsc::PushError;
+///
+/// let (mut tx, rx) = berth::spsc::channel(1);
+/// drop(rx);
+/// assert_eq!(tx.push(1), Err(PushError(1)));
+/// ```
 #[derive(PartialEq, Eq, Clone, Copy)]
 pub struct PushError<T>(pub T);
 
 /// The error of [`Consumer::try_pop`] and [`Consumer::pop_timeout`].
+///
+/// # Examples
+///
+/// ```
+/// use berth::spsc::TryPopError;
+///
+/// let (tx, mut rx) = berth::spsc::channel::<u8>(1);
+/// assert_eq!(rx.try_pop(), Err(TryPopError::Empty));
+/// drop(tx);
+/// assert_eq!(rx.try_pop(), Err(TryPopError::Disconnected));
+/// ```
 #[derive(PartialEq, Eq, Clone, Copy, Debug)]
 pub enum TryPopError {
     /// The ring is empty (or stayed empty until the timeout).
@@ -404,11 +625,29 @@ pub enum TryPopError {
 }
 
 /// The error of [`Consumer::pop`]: the producer is gone and the ring is drained.
+///
+/// # Examples
+///
+/// ```
+/// use berth::spsc::PopError;
+///
+/// let (tx, mut rx) = berth::spsc::channel::<u8>(1);
+/// drop(tx);
+/// assert_eq!(rx.pop(), Err(PopError));
+/// ```
 #[derive(PartialEq, Eq, Clone, Copy, Debug)]
 pub struct PopError;
 
 impl<T> TryPushError<T> {
     /// The value that was not pushed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut tx, _rx) = berth::spsc::channel(1);
+    /// tx.push(1).unwrap();
+    /// assert_eq!(tx.try_push(2).unwrap_err().into_inner(), 2);
+    /// ```
     pub fn into_inner(self) -> T {
         match self {
             TryPushError::Full(v) | TryPushError::Disconnected(v) => v,
@@ -418,6 +657,14 @@ impl<T> TryPushError<T> {
 
 impl<T> PushError<T> {
     /// The value that was not pushed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut tx, rx) = berth::spsc::channel(1);
+    /// drop(rx);
+    /// assert_eq!(tx.push(String::from("back")).unwrap_err().into_inner(), "back");
+    /// ```
     pub fn into_inner(self) -> T {
         self.0
     }
