@@ -551,11 +551,12 @@ impl<T> Receiver<T> {
     /// use std::thread;
     ///
     /// let (tx, rx) = channel::unbounded();
-    /// thread::spawn(move || {
+    /// let sender = thread::spawn(move || {
     ///     tx.send("hello").unwrap();
     /// }); // `tx` is dropped when the thread ends
     /// assert_eq!(rx.recv(), Ok("hello")); // waits for the message
     /// assert!(rx.recv().is_err()); // empty and disconnected
+    /// sender.join().unwrap();
     /// ```
     pub fn recv(&self) -> Result<T, RecvError> {
         self.shared.recv(None).map_err(|_| RecvError)
@@ -632,13 +633,14 @@ impl<T> Receiver<T> {
     /// use std::thread;
     ///
     /// let (tx, rx) = channel::bounded(4);
-    /// thread::spawn(move || {
+    /// let sender = thread::spawn(move || {
     ///     for i in 0..10 {
     ///         tx.send(i).unwrap();
     ///     }
     /// });
     /// // Blocks for each message; ends once the sender is gone and the channel is drained.
     /// assert_eq!(rx.iter().collect::<Vec<_>>(), (0..10).collect::<Vec<_>>());
+    /// sender.join().unwrap();
     /// ```
     pub fn iter(&self) -> Iter<'_, T> {
         Iter { receiver: self }

@@ -386,12 +386,13 @@ impl<T> Receiver<T> {
     /// use std::thread;
     ///
     /// let (tx, mut rx) = berth::channel::mpsc::bounded(2);
-    /// thread::spawn(move || {
+    /// let sender = thread::spawn(move || {
     ///     for word in ["a", "b", "c"] {
     ///         tx.send(word).unwrap();
     ///     }
     /// });
     /// assert_eq!(rx.iter().collect::<String>(), "abc"); // ends when the sender is gone
+    /// sender.join().unwrap();
     /// ```
     pub fn iter(&mut self) -> super::Iter<'_, T> {
         self.inner.iter()
