@@ -675,9 +675,9 @@ macro_rules! common_methods {
             /// let (tx, rx) = berth::channel::bounded(4);
             /// tx.send(1).unwrap();
             /// tx.send(2).unwrap();
-            #[doc = concat!(" assert_eq!(", $var, ".len(), 2);")]
+            #[doc = concat!("assert_eq!(", $var, ".len(), 2);")]
             /// rx.recv().unwrap();
-            #[doc = concat!(" assert_eq!(", $var, ".len(), 1);")]
+            #[doc = concat!("assert_eq!(", $var, ".len(), 1);")]
             /// ```
             pub fn len(&self) -> usize {
                 self.shared.len()
@@ -689,9 +689,9 @@ macro_rules! common_methods {
             ///
             /// ```
             /// let (tx, rx) = berth::channel::unbounded();
-            #[doc = concat!(" assert!(", $var, ".is_empty());")]
+            #[doc = concat!("assert!(", $var, ".is_empty());")]
             /// tx.send(()).unwrap();
-            #[doc = concat!(" assert!(!", $var, ".is_empty());")]
+            #[doc = concat!("assert!(!", $var, ".is_empty());")]
             /// # drop(rx);
             /// ```
             pub fn is_empty(&self) -> bool {
@@ -705,9 +705,9 @@ macro_rules! common_methods {
             ///
             /// ```
             /// let (tx, rx) = berth::channel::bounded(1);
-            #[doc = concat!(" assert!(!", $var, ".is_full());")]
+            #[doc = concat!("assert!(!", $var, ".is_full());")]
             /// tx.send(1).unwrap();
-            #[doc = concat!(" assert!(", $var, ".is_full());")]
+            #[doc = concat!("assert!(", $var, ".is_full());")]
             /// # drop(rx);
             /// ```
             pub fn is_full(&self) -> bool {
@@ -720,10 +720,10 @@ macro_rules! common_methods {
             ///
             /// ```
             /// let (tx, rx) = berth::channel::bounded::<u8>(8);
-            #[doc = concat!(" assert_eq!(", $var, ".capacity(), Some(8));")]
+            #[doc = concat!("assert_eq!(", $var, ".capacity(), Some(8));")]
             /// # drop((tx, rx));
             /// let (tx, rx) = berth::channel::unbounded::<u8>();
-            #[doc = concat!(" assert_eq!(", $var, ".capacity(), None);")]
+            #[doc = concat!("assert_eq!(", $var, ".capacity(), None);")]
             /// # drop((tx, rx));
             /// ```
             pub fn capacity(&self) -> Option<usize> {
@@ -738,9 +738,9 @@ macro_rules! common_methods {
             /// let (tx, rx) = berth::channel::unbounded::<u8>();
             /// let tx2 = tx.clone();
             /// let _weak = tx.downgrade();
-            #[doc = concat!(" assert_eq!(", $var, ".sender_count(), 2);")]
+            #[doc = concat!("assert_eq!(", $var, ".sender_count(), 2);")]
             /// drop(tx2);
-            #[doc = concat!(" assert_eq!(", $var, ".sender_count(), 1);")]
+            #[doc = concat!("assert_eq!(", $var, ".sender_count(), 1);")]
             /// # drop(rx);
             /// ```
             pub fn sender_count(&self) -> usize {
@@ -754,9 +754,9 @@ macro_rules! common_methods {
             /// ```
             /// let (tx, rx) = berth::channel::unbounded::<u8>();
             /// let rx2 = rx.clone();
-            #[doc = concat!(" assert_eq!(", $var, ".receiver_count(), 2);")]
+            #[doc = concat!("assert_eq!(", $var, ".receiver_count(), 2);")]
             /// drop(rx2);
-            #[doc = concat!(" assert_eq!(", $var, ".receiver_count(), 1);")]
+            #[doc = concat!("assert_eq!(", $var, ".receiver_count(), 1);")]
             /// # drop(tx);
             /// ```
             pub fn receiver_count(&self) -> usize {
@@ -769,9 +769,9 @@ macro_rules! common_methods {
             ///
             /// ```
             /// let (tx, rx) = berth::channel::unbounded::<u8>();
-            #[doc = concat!(" assert!(!", $var, ".is_disconnected());")]
+            #[doc = concat!("assert!(!", $var, ".is_disconnected());")]
             /// tx.close();
-            #[doc = concat!(" assert!(", $var, ".is_disconnected());")]
+            #[doc = concat!("assert!(", $var, ".is_disconnected());")]
             /// # drop(rx);
             /// ```
             pub fn is_disconnected(&self) -> bool {
@@ -788,8 +788,8 @@ macro_rules! common_methods {
             /// ```
             /// let (tx, rx) = berth::channel::unbounded();
             /// tx.send(1).unwrap();
-            #[doc = concat!(" assert!(", $var, ".close()); // this call disconnected it")]
-            #[doc = concat!(" assert!(!", $var, ".close());")]
+            #[doc = concat!("assert!(", $var, ".close()); // this call disconnected it")]
+            #[doc = concat!("assert!(!", $var, ".close());")]
             /// assert!(tx.send(2).is_err()); // sends fail at once
             /// assert_eq!(rx.recv(), Ok(1)); // what is buffered is still received
             /// assert!(rx.recv().is_err());

@@ -311,11 +311,11 @@ macro_rules! blocking_methods {
         /// # Examples
         ///
         /// ```
-        #[doc = concat!(" use berth::", stringify!($ty), ";")]
+        #[doc = concat!("use berth::", stringify!($ty), ";")]
         /// use std::sync::Arc;
         /// use std::thread;
         ///
-        #[doc = concat!(" let q = Arc::new(", stringify!($ty), "::new(1));")]
+        #[doc = concat!("let q = Arc::new(", stringify!($ty), "::new(1));")]
         /// let consumer = {
         ///     let q = Arc::clone(&q);
         ///     thread::spawn(move || (q.pop().unwrap(), q.pop().unwrap()))
@@ -336,10 +336,10 @@ macro_rules! blocking_methods {
         /// # Examples
         ///
         /// ```
-        #[doc = concat!(" use berth::", stringify!($ty), ";")]
+        #[doc = concat!("use berth::", stringify!($ty), ";")]
         /// use std::time::Duration;
         ///
-        #[doc = concat!(" let q = ", stringify!($ty), "::new(1);")]
+        #[doc = concat!("let q = ", stringify!($ty), "::new(1);")]
         /// q.push_timeout(1, Duration::from_millis(1)).unwrap(); // room: no wait
         /// let e = q.push_timeout(2, Duration::from_millis(1)).unwrap_err();
         /// assert!(e.is_timeout());
@@ -359,10 +359,10 @@ macro_rules! blocking_methods {
         /// # Examples
         ///
         /// ```
-        #[doc = concat!(" use berth::", stringify!($ty), ";")]
+        #[doc = concat!("use berth::", stringify!($ty), ";")]
         /// use std::time::{Duration, Instant};
         ///
-        #[doc = concat!(" let q = ", stringify!($ty), "::new(1);")]
+        #[doc = concat!("let q = ", stringify!($ty), "::new(1);")]
         /// q.push(1).unwrap();
         /// let deadline = Instant::now() + Duration::from_millis(1);
         /// assert!(q.push_deadline(2, deadline).unwrap_err().is_timeout());
@@ -383,11 +383,11 @@ macro_rules! blocking_methods {
         /// # Examples
         ///
         /// ```
-        #[doc = concat!(" use berth::", stringify!($ty), ";")]
+        #[doc = concat!("use berth::", stringify!($ty), ";")]
         /// use std::sync::Arc;
         /// use std::thread;
         ///
-        #[doc = concat!(" let q = Arc::new(", stringify!($ty), "::new(4));")]
+        #[doc = concat!("let q = Arc::new(", stringify!($ty), "::new(4));")]
         /// let producer = {
         ///     let q = Arc::clone(&q);
         ///     thread::spawn(move || {
@@ -408,10 +408,10 @@ macro_rules! blocking_methods {
         /// # Examples
         ///
         /// ```
-        #[doc = concat!(" use berth::", stringify!($ty), ";")]
+        #[doc = concat!("use berth::", stringify!($ty), ";")]
         /// use std::time::Duration;
         ///
-        #[doc = concat!(" let q = ", stringify!($ty), "::new(1);")]
+        #[doc = concat!("let q = ", stringify!($ty), "::new(1);")]
         /// q.push(5).unwrap();
         /// assert_eq!(q.pop_timeout(Duration::from_millis(1)), Ok(5));
         /// assert!(q.pop_timeout(Duration::from_millis(1)).unwrap_err().is_timeout());
@@ -429,10 +429,10 @@ macro_rules! blocking_methods {
         /// # Examples
         ///
         /// ```
-        #[doc = concat!(" use berth::", stringify!($ty), ";")]
+        #[doc = concat!("use berth::", stringify!($ty), ";")]
         /// use std::time::{Duration, Instant};
         ///
-        #[doc = concat!(" let q = ", stringify!($ty), "::<u32>::new(1);")]
+        #[doc = concat!("let q = ", stringify!($ty), "::<u32>::new(1);")]
         /// let deadline = Instant::now() + Duration::from_millis(1);
         /// assert!(q.pop_deadline(deadline).unwrap_err().is_timeout());
         /// assert!(Instant::now() >= deadline);
