@@ -11,17 +11,19 @@ CARGO ?= cargo
 NIGHTLY ?= +nightly
 
 LOOM_TARGET := target/loom
-LOOM_ENV := RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET) LOOM_MAX_PREEMPTIONS=3
+LOOM_MAX_PREEMPTIONS ?= 3
+LOOM_ENV := RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET) LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS)
 
-.PHONY: all test verify setup unsafe-inventory fmt-check clippy doc unit examples api-check api-snapshot doc-examples msrv loom loom-futex loom-condvar shuttle mutants miri tsan fuzz bench report-allocator report-scq-threshold help
+.PHONY: all test verify setup unsafe-inventory fmt-check clippy doc unit examples api-check api-snapshot doc-examples msrv loom loom-futex loom-condvar shuttle mutants kill-matrix miri tsan fuzz bench report-allocator report-scq-threshold help
 
 all: test
 
 help:
 	@echo "make test    fmt check, clippy -D warnings, cargo test, loom models (both parkers), mutant gate"
-	@echo "make verify  setup, then every checker (fuzz, test with 10x shuttle, miri, tsan)"
+	@echo "make verify  setup, then every checker with a summary table (VERIFY_BUDGET=default|long)"
 	@echo "make setup   nightly miri + rust-src, cargo-fuzz (idempotent)"
 	@echo "make loom | shuttle | mutants | miri | tsan | fuzz | bench"
+	@echo "make kill-matrix  every mutant x every checker (reports/kill-matrix/)"
 	@echo "make examples  run core/examples/* (each checks its own result)"
 	@echo "make api-check | api-snapshot  public API vs core/api/public-api.txt | rewrite it"
 	@echo "make doc-examples  every public item has an \`# Examples\` doctest"
@@ -33,13 +35,12 @@ help:
 test: fmt-check unsafe-inventory clippy doc api-check doc-examples unit examples loom shuttle mutants
 	@echo "make test: all passed"
 
-## verify: every checker, after setup (a fresh machine needs nothing else).
-verify: setup fuzz
-	$(MAKE) test SHUTTLE_ITERATIONS=2000
-	$(MAKE) miri
-	$(MAKE) tsan
-	$(MAKE) msrv
-	@echo "make verify: all passed"
+## verify: every checker in turn (scripts/verify.py: progress, then a summary table of checker,
+## result, count and time; non-zero exit if anything failed). VERIFY_BUDGET=default fits in
+## about an hour on the 2-core machine; VERIFY_BUDGET=long runs the nightly-sized budgets.
+VERIFY_BUDGET ?= default
+verify: setup
+	VERIFY_BUDGET=$(VERIFY_BUDGET) python3 scripts/verify.py
 
 ## setup: idempotent; rustup and cargo install skip what is already there.
 setup:
@@ -117,17 +118,22 @@ shuttle:
 	RUSTFLAGS="--cfg shuttle" CARGO_TARGET_DIR=target/shuttle SHUTTLE_ITERATIONS=$(SHUTTLE_ITERATIONS) \
 		$(CARGO) test -p berth-models --release -- $(SHUTTLE_TEST)
 
+## kill-matrix: every mutant against every checker (loom, shuttle, Miri, TSan, stress, proptest,
+## fuzz) into reports/kill-matrix/ (README.md table, results.json). Hours on the 2-core machine;
+## runs only the cells missing from results.json (KILL_MATRIX_ARGS=--fresh for all of them).
+KILL_MATRIX_ARGS ?=
+kill-matrix:
+	python3 mutants/kill_matrix.py $(KILL_MATRIX_ARGS)
+
 ## mutants: every mutant in mutants/manifest.toml must be caught with its expected message.
 mutants:
 	python3 mutants/run.py
 
-## miri: the core tests under Miri: the futex parker under stacked borrows, the condvar parker
-## under tree borrows (grows into the full matrix of miri/ with the checker-suite issue).
+## miri: the Miri matrix of miri/matrix.toml (aliasing models x parkers x seeds), the rows of
+## MIRI_BUDGET (default | long); miri/README.md lists the rows, the skips and their reasons.
+MIRI_BUDGET ?= default
 miri:
-	MIRIFLAGS="-Zmiri-strict-provenance" CARGO_TARGET_DIR=target/miri \
-		$(CARGO) $(NIGHTLY) miri test -p berth
-	BERTH_PARKER=condvar MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-tree-borrows" CARGO_TARGET_DIR=target/miri \
-		$(CARGO) $(NIGHTLY) miri test -p berth
+	MIRI_BUDGET=$(MIRI_BUDGET) CARGO="$(CARGO)" NIGHTLY="$(NIGHTLY)" python3 miri/run.py
 
 ## tsan: the concurrent suites under ThreadSanitizer (nightly, std rebuilt with the sanitizer).
 ## A gate: halt_on_error makes any report fail the run. No suppressions are needed today.
@@ -151,11 +157,21 @@ fuzz:
 		$(CARGO) $(NIGHTLY) fuzz run $$t -- -max_total_time=$(FUZZ_SECS) -timeout=$(FUZZ_TIMEOUT) || exit 1; \
 	done
 
-## bench: criterion, berth beside crossbeam/flume/kanal/std (BENCH_BUDGET=quick for a short run);
-## then `python3 reports/bench/ratios.py` prints the ratios.
+## bench: every benchmark of reports/bench (berth beside crossbeam, flume, kanal, std, tokio,
+## async-channel, rayon; wake latency and CPU while waiting), then reports/bench/report.py
+## writes $(BENCH_OUT): results.json (every sample, commit, source hashes, machine, load before
+## and after, the command), RESULTS.md (medians, ratios, losses) and SVG plots.
+## BENCH_BUDGET=quick: a few minutes; smoke: seconds, with a filter, e.g.
+## make bench BENCH_BUDGET=smoke BENCH_ARGS='-- p1c1_cap16' BENCH_OUT=/tmp/bench-smoke
+BENCH_BUDGET ?=
+BENCH_ARGS ?=
+BENCH_OUT ?= reports/benchmarks
+BENCH_CMD = BENCH_BUDGET=$(BENCH_BUDGET) $(CARGO) bench -p berth-bench $(BENCH_ARGS)
+bench: export BERTH_BENCH_COMMAND = $(BENCH_CMD)
 bench:
-	$(CARGO) bench -p berth-bench
-	python3 reports/bench/ratios.py
+	python3 reports/bench/report.py before
+	$(BENCH_CMD)
+	python3 reports/bench/report.py after --out $(BENCH_OUT)
 
 ## report-allocator: futex calls and context switches of malloc'd vs pooled berth::spsc nodes
 ## (reports/allocator/README.md); about 2-3 minutes on the 2-core machine. Builds its own crate

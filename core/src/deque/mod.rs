@@ -842,9 +842,16 @@ mod tests {
     /// to a buffer of the same size kept one retired buffer per stall: 200 here.)
     #[test]
     fn stalled_thieves_do_not_grow_memory_without_bound() {
+        // Under Miri, 200 x 1,000 interpreted push/steal pairs take a quarter of an hour: 12
+        // stalls of 3 laps each still tell the fix (at most 8 kept) from the bug (12).
+        let (stalls, pushes) = if cfg!(miri) {
+            (12, 3 * MIN_CAP)
+        } else {
+            (200, 1_000)
+        };
         let w = Worker::new();
         let s = w.stealer();
-        for round in 0..200u64 {
+        for round in 0..stalls {
             w.push(round);
             let inner = &*s.inner;
             // The stalled thief: claim the oldest element, do not read it yet.
@@ -855,7 +862,7 @@ mod tests {
                 .expect("single-threaded");
             let buf = inner.buffer.load(Acquire);
             // Meanwhile: 1,000 pushes, each stolen by another thief.
-            for i in 0..1_000 {
+            for i in 0..pushes as u64 {
                 w.push(i);
                 assert_eq!(s.steal(), Steal::Success(i));
             }
@@ -865,7 +872,7 @@ mod tests {
         let retired = s.inner.retired.lock().len();
         assert!(
             retired <= 8,
-            "{retired} retired buffers kept for 200 stalls (capacity now {})",
+            "{retired} retired buffers kept for {stalls} stalls (capacity now {})",
             w.buf().cap()
         );
     }
