@@ -9,7 +9,11 @@
 //! consumer runs three ways: `recv_async` one at a time (`berth`), and `recv_many_async` with
 //! limit 1 and 32 (`berth_many1`, `berth_many32`); tokio's consumer likewise (`tokio` is `recv`,
 //! `tokio_many1` / `tokio_many32` are `recv_many` with 1 and 32).
+//!
+//! Default budget: criterion's default times (3 s warm-up, 5 s measurement), sample size 20;
+//! `BENCH_BUDGET=quick` or `smoke`: sample size 10 and the short times of `berth_bench::Budget`.
 
+use berth_bench::Budget;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::future::Future;
 use std::pin::Pin;
@@ -211,7 +215,7 @@ fn run(rt: &tokio::runtime::Runtime, plan: Plan) {
 }
 
 fn benches(c: &mut Criterion) {
-    let quick = std::env::var("BENCH_BUDGET").as_deref() == Ok("quick");
+    let samples = Budget::from_env().pick(10, 10, 20);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .build()
@@ -220,7 +224,7 @@ fn benches(c: &mut Criterion) {
         for (flavor, bounded) in [("b1024", true), ("unbounded", false)] {
             let mut g = c.benchmark_group(format!("async_{flavor}_{shape}"));
             g.throughput(Throughput::Elements(MSGS));
-            g.sample_size(if quick { 10 } else { 20 });
+            g.sample_size(samples);
             g.bench_function("berth", |b| {
                 b.iter(|| run(&rt, berth_plan(producers, bounded, 0)))
             });
@@ -250,5 +254,9 @@ fn benches(c: &mut Criterion) {
     }
 }
 
-criterion_group!(async_channels, benches);
+criterion_group! {
+    name = async_channels;
+    config = Budget::from_env().criterion_default_times(10);
+    targets = benches
+}
 criterion_main!(async_channels);

@@ -30,7 +30,8 @@
 //! Producers send with `Sender::send`; consumers receive with the blocking iterator
 //! (`receiver.iter().take(quota)`, kanal: the `Receiver` itself), i.e. `recv` per message.
 //!
-//! `BENCH_BUDGET=quick` shortens the measurement; `-- --test` runs every benchmark once.
+//! `BENCH_BUDGET=quick` (or `smoke`) shortens the measurement; `-- --test` runs every benchmark
+//! once.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::AcqRel, Ordering::Relaxed};
@@ -38,6 +39,7 @@ use std::sync::{mpsc, Arc, Barrier};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use berth_bench::Budget;
 use criterion::measurement::WallTime;
 use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
@@ -587,22 +589,10 @@ fn channels(c: &mut Criterion) {
 
 /// Default: ~1.5 s of warm-up and measurement per benchmark (`queues.rs` uses 2.5 s, but there
 /// are 56 benchmarks here, and criterion's analysis and plots add ~1.5 s to each on a busy
-/// 2-core machine). `BENCH_BUDGET=quick`: ~0.75 s per benchmark. Command-line flags still
-/// override both.
+/// 2-core machine). `BENCH_BUDGET=quick`: ~0.75 s per benchmark; `smoke`: ~0.15 s
+/// (`berth_bench::Budget`). Command-line flags still override them.
 fn config() -> Criterion {
-    let budget = std::env::var("BENCH_BUDGET").unwrap_or_default();
-    let (measurement, warm_up) = match budget.as_str() {
-        "quick" => (Duration::from_millis(500), Duration::from_millis(250)),
-        "" | "default" => (Duration::from_secs(1), Duration::from_millis(500)),
-        other => {
-            eprintln!("BENCH_BUDGET={other:?} is not known (use \"quick\"); using the default");
-            (Duration::from_secs(1), Duration::from_millis(500))
-        }
-    };
-    Criterion::default()
-        .sample_size(10)
-        .measurement_time(measurement)
-        .warm_up_time(warm_up)
+    Budget::from_env().criterion(Duration::from_secs(1))
 }
 
 criterion_group! {

@@ -21,7 +21,8 @@
 //!   the owner needs the CPU), one that loses a race spins once and retries;
 //! - the pool is shut down (stop flag + barrier + join) when the benchmark ends.
 //!
-//! `BENCH_BUDGET=quick` shortens the measurement; `-- --test` runs every benchmark once.
+//! `BENCH_BUDGET=quick` (or `smoke`) shortens the measurement; `-- --test` runs every benchmark
+//! once.
 
 use std::hint::black_box;
 use std::sync::atomic::{
@@ -32,6 +33,7 @@ use std::sync::{Arc, Barrier};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use berth_bench::Budget;
 use criterion::measurement::WallTime;
 use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
@@ -372,22 +374,10 @@ fn deques(c: &mut Criterion) {
     }
 }
 
-/// As `queues.rs`: default ~2.5 s per benchmark (8 benchmarks), `BENCH_BUDGET=quick` ~0.75 s.
-/// Command-line flags still override both.
+/// As `queues.rs`: default ~2.5 s per benchmark (8 benchmarks), `BENCH_BUDGET=quick` ~0.75 s,
+/// `smoke` ~0.15 s (`berth_bench::Budget`). Command-line flags still override them.
 fn config() -> Criterion {
-    let budget = std::env::var("BENCH_BUDGET").unwrap_or_default();
-    let (measurement, warm_up) = match budget.as_str() {
-        "quick" => (Duration::from_millis(500), Duration::from_millis(250)),
-        "" | "default" => (Duration::from_secs(2), Duration::from_millis(500)),
-        other => {
-            eprintln!("BENCH_BUDGET={other:?} is not known (use \"quick\"); using the default");
-            (Duration::from_secs(2), Duration::from_millis(500))
-        }
-    };
-    Criterion::default()
-        .sample_size(10)
-        .measurement_time(measurement)
-        .warm_up_time(warm_up)
+    Budget::from_env().criterion(Duration::from_secs(2))
 }
 
 criterion_group! {

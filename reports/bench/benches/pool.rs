@@ -9,7 +9,12 @@
 //! at N = 1 and 2 worker threads, and 4 (oversubscribed on a 2-core machine). Both pools are
 //! built once per configuration and reused; each iteration is one `install` and its result is
 //! checked (the fib value, or that the output is sorted and has the input's checksum).
+//!
+//! Default budget: criterion's default times (3 s warm-up, 5 s measurement), sample size 30
+//! (10 for the quicksort); `BENCH_BUDGET=quick` or `smoke`: sample size 10 and the short times
+//! of `berth_bench::Budget`.
 
+use berth_bench::Budget;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use std::hint::black_box;
 
@@ -90,7 +95,7 @@ fn check_sorted(v: &[u64], sum: u64) {
 }
 
 fn benches(c: &mut Criterion) {
-    let quick = std::env::var("BENCH_BUDGET").as_deref() == Ok("quick");
+    let samples = Budget::from_env().pick(10, 10, 30);
     let fib32 = fib_seq(32);
     let fib25 = fib_seq(25);
     let data = input(1_000_000);
@@ -103,7 +108,7 @@ fn benches(c: &mut Criterion) {
             .unwrap();
 
         let mut g = c.benchmark_group(format!("pool_fib32_cutoff_t{threads}"));
-        g.sample_size(if quick { 10 } else { 30 });
+        g.sample_size(samples);
         g.bench_function("berth", |bch| {
             bch.iter(|| assert_eq!(bp.install(|| b::fib_cutoff(black_box(32))), fib32))
         });
@@ -113,7 +118,7 @@ fn benches(c: &mut Criterion) {
         g.finish();
 
         let mut g = c.benchmark_group(format!("pool_fib25_every_t{threads}"));
-        g.sample_size(if quick { 10 } else { 30 });
+        g.sample_size(samples);
         g.bench_function("berth", |bch| {
             bch.iter(|| assert_eq!(bp.install(|| b::fib_every(black_box(25))), fib25))
         });
@@ -148,5 +153,9 @@ fn benches(c: &mut Criterion) {
     }
 }
 
-criterion_group!(pool, benches);
+criterion_group! {
+    name = pool;
+    config = Budget::from_env().criterion_default_times(10);
+    targets = benches
+}
 criterion_main!(pool);

@@ -1,9 +1,12 @@
-//! Throughput of `berth::VyukovQueue` (blocking `push`/`pop`: spin, then park) against
+//! Throughput of berth's bounded queues (blocking `push`/`pop`: spin, then park) against
 //! `crossbeam_queue::ArrayQueue` (non-blocking, waited on with `crossbeam_utils::Backoff`, as its
-//! users have to), moving `ITEMS` `u64`s from P producers to C consumers.
+//! users have to), moving `ITEMS` `u64`s from P producers to C consumers. berth's contenders:
+//! `VyukovQueue` (`berth`, the headline), `ScqQueue` (`berth_scq`) and `MutexQueue`
+//! (`berth_mutex`, the lock-based baseline).
 //!
-//! One criterion group per (P, C, capacity), holding both queues, so criterion reports them side
-//! by side. Methodology (each point fixes a mistake seen in earlier ad-hoc benchmarks):
+//! One criterion group per (P, C, capacity), P:C in 1:1, 2:2, 4:4, 8:1 and 1:8, capacity 16
+//! and 1024, holding all four queues, so criterion reports them side by side. Methodology
+//! (each point fixes a mistake seen in earlier ad-hoc benchmarks):
 //!
 //! - the worker threads are spawned once per benchmark (a persistent pool), never per iteration,
 //!   so thread creation and teardown are not what gets measured;
@@ -14,7 +17,8 @@
 //!   the queue is asserted empty, so a queue that loses or duplicates items cannot post a time;
 //! - the pool is shut down (stop flag + barrier + join) when the benchmark ends.
 //!
-//! `BENCH_BUDGET=quick` shortens the measurement; `-- --test` runs every benchmark once.
+//! `BENCH_BUDGET=quick` (or `smoke`) shortens the measurement; `-- --test` runs every benchmark
+//! once.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -22,7 +26,8 @@ use std::sync::{Arc, Barrier};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use berth::VyukovQueue;
+use berth::{MutexQueue, ScqQueue, VyukovQueue};
+use berth_bench::Budget;
 use criterion::measurement::WallTime;
 use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
@@ -36,7 +41,7 @@ const ITEMS: u64 = 100_000;
 /// The values pushed are exactly `0..ITEMS`, so every round's checksum is this.
 const EXPECTED_SUM: u64 = ITEMS * (ITEMS - 1) / 2;
 /// (producers, consumers).
-const SHAPES: [(usize, usize); 4] = [(1, 1), (2, 2), (4, 4), (8, 1)];
+const SHAPES: [(usize, usize); 5] = [(1, 1), (2, 2), (4, 4), (8, 1), (1, 8)];
 const CAPACITIES: [usize; 2] = [16, 1024];
 
 /// The two contenders behind one interface: a blocking `send`/`recv` of one item.
@@ -52,65 +57,60 @@ trait BenchQueue: Send + Sync + 'static {
     fn is_empty(&self) -> bool;
 }
 
-/// berth's queue with its own blocking operations.
-struct Berth(VyukovQueue<u64>);
+/// One of berth's bounded queues with its own blocking operations (spin, then park): the three
+/// implement the same inherent `push`/`pop`/`is_empty` (and `berth::BoundedQueue`).
+macro_rules! berth_queue {
+    ($(#[$doc:meta])* $contender:ident, $queue:ident, $name:literal) => {
+        $(#[$doc])*
+        struct $contender($queue<u64>);
 
-impl BenchQueue for Berth {
-    const NAME: &'static str = "berth";
-    type Waiter = ();
+        impl BenchQueue for $contender {
+            const NAME: &'static str = $name;
+            type Waiter = ();
 
-    fn with_capacity(capacity: usize) -> Self {
-        Berth(VyukovQueue::new(capacity))
-    }
+            fn with_capacity(capacity: usize) -> Self {
+                $contender($queue::new(capacity))
+            }
 
-    fn new_waiter() {}
+            fn new_waiter() {}
 
-    #[inline]
-    fn send(&self, value: u64, _: &()) {
-        self.0
-            .push(value)
-            .expect("the benchmark never closes the queue");
-    }
+            #[inline]
+            fn send(&self, value: u64, _: &()) {
+                self.0
+                    .push(value)
+                    .expect("the benchmark never closes the queue");
+            }
 
-    #[inline]
-    fn recv(&self, _: &()) -> u64 {
-        self.0.pop().expect("the benchmark never closes the queue")
-    }
+            #[inline]
+            fn recv(&self, _: &()) -> u64 {
+                self.0.pop().expect("the benchmark never closes the queue")
+            }
 
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
+            fn is_empty(&self) -> bool {
+                self.0.is_empty()
+            }
+        }
+    };
 }
 
-/// berth's lock-free SCQ (Nikolaev), with its own blocking operations.
-struct Scq(berth::ScqQueue<u64>);
-
-impl BenchQueue for Scq {
-    const NAME: &'static str = "berth_scq";
-    type Waiter = ();
-
-    fn with_capacity(capacity: usize) -> Self {
-        Scq(berth::ScqQueue::new(capacity))
-    }
-
-    fn new_waiter() {}
-
-    #[inline]
-    fn send(&self, value: u64, _: &()) {
-        self.0
-            .push(value)
-            .expect("the benchmark never closes the queue");
-    }
-
-    #[inline]
-    fn recv(&self, _: &()) -> u64 {
-        self.0.pop().expect("the benchmark never closes the queue")
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
+berth_queue!(
+    /// berth's Vyukov array queue: the headline contender.
+    Berth,
+    VyukovQueue,
+    "berth"
+);
+berth_queue!(
+    /// berth's lock-free SCQ (Nikolaev).
+    Scq,
+    ScqQueue,
+    "berth_scq"
+);
+berth_queue!(
+    /// berth's `Mutex` + two `Condvar`s ring: the baseline the lock-free queues must beat.
+    Mutex,
+    MutexQueue,
+    "berth_mutex"
+);
 
 /// crossbeam's queue, which has no blocking operations: retry with `Backoff::snooze` (spins,
 /// then yields) on failure, and reset the backoff after each success.
@@ -351,31 +351,18 @@ fn queues(c: &mut Criterion) {
             group.sampling_mode(SamplingMode::Flat);
             bench_one::<Berth>(&mut group, producers, consumers, capacity);
             bench_one::<Crossbeam>(&mut group, producers, consumers, capacity);
-            // SCQ beside Vyukov at 1:1 and 2:2 (the shapes the SCQ issue asks for).
-            if producers == consumers && producers <= 2 {
-                bench_one::<Scq>(&mut group, producers, consumers, capacity);
-            }
+            bench_one::<Scq>(&mut group, producers, consumers, capacity);
+            bench_one::<Mutex>(&mut group, producers, consumers, capacity);
             group.finish();
         }
     }
 }
 
-/// Default: ~2.5 s per benchmark, 16 benchmarks (a few minutes on 2 cores including analysis).
-/// `BENCH_BUDGET=quick`: ~0.75 s per benchmark. Command-line flags still override both.
+/// Default: ~2.5 s of warm-up and measurement per benchmark, 40 benchmarks (about 3 minutes on
+/// 2 cores including criterion's analysis). `BENCH_BUDGET=quick`: ~0.75 s per benchmark;
+/// `smoke`: ~0.15 s (`berth_bench::Budget`). Command-line flags still override them.
 fn config() -> Criterion {
-    let budget = std::env::var("BENCH_BUDGET").unwrap_or_default();
-    let (measurement, warm_up) = match budget.as_str() {
-        "quick" => (Duration::from_millis(500), Duration::from_millis(250)),
-        "" | "default" => (Duration::from_secs(2), Duration::from_millis(500)),
-        other => {
-            eprintln!("BENCH_BUDGET={other:?} is not known (use \"quick\"); using the default");
-            (Duration::from_secs(2), Duration::from_millis(500))
-        }
-    };
-    Criterion::default()
-        .sample_size(10)
-        .measurement_time(measurement)
-        .warm_up_time(warm_up)
+    Budget::from_env().criterion(Duration::from_secs(2))
 }
 
 criterion_group! {

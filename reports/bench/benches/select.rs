@@ -32,7 +32,8 @@
 //! 5_000 for `bounded(0)` (see `Flavour::items`). The channels live as long as the pool, so
 //! `unbounded` is measured in its steady state, not its first allocations.
 //!
-//! `BENCH_BUDGET=quick` shortens the measurement; `-- --test` runs every benchmark once.
+//! `BENCH_BUDGET=quick` (or `smoke`) shortens the measurement; `-- --test` runs every benchmark
+//! once.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::AcqRel, Ordering::Relaxed};
@@ -40,6 +41,7 @@ use std::sync::{Arc, Barrier};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use berth_bench::Budget;
 use criterion::measurement::WallTime;
 use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, Criterion, SamplingMode, Throughput,
@@ -529,21 +531,10 @@ fn selects(c: &mut Criterion) {
 }
 
 /// Default: ~2.5 s of warm-up and measurement per benchmark, as `queues.rs` (12 benchmarks
-/// here). `BENCH_BUDGET=quick`: ~0.75 s per benchmark. Command-line flags still override both.
+/// here). `BENCH_BUDGET=quick`: ~0.75 s per benchmark; `smoke`: ~0.15 s (`berth_bench::Budget`).
+/// Command-line flags still override them.
 fn config() -> Criterion {
-    let budget = std::env::var("BENCH_BUDGET").unwrap_or_default();
-    let (measurement, warm_up) = match budget.as_str() {
-        "quick" => (Duration::from_millis(500), Duration::from_millis(250)),
-        "" | "default" => (Duration::from_secs(2), Duration::from_millis(500)),
-        other => {
-            eprintln!("BENCH_BUDGET={other:?} is not known (use \"quick\"); using the default");
-            (Duration::from_secs(2), Duration::from_millis(500))
-        }
-    };
-    Criterion::default()
-        .sample_size(10)
-        .measurement_time(measurement)
-        .warm_up_time(warm_up)
+    Budget::from_env().criterion(Duration::from_secs(2))
 }
 
 criterion_group! {
