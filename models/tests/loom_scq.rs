@@ -1,7 +1,10 @@
 //! loom models of `ScqQueue` at capacities 1 and 2: distinct values under concurrent pops, FIFO
-//! across laps of the index rings, and blocking hand-over in both directions.
+//! across laps of the index rings, blocking hand-over in both directions, an exhausted threshold,
+//! and `close` racing pushes and pops. The module docs of `berth::queue::scq` list every
+//! departure from the paper with the models here that check it.
 #![cfg(all(loom, target_pointer_width = "64"))]
 
+use berth::queue::TryPopError;
 use berth::ScqQueue;
 use loom::sync::Arc;
 use loom::thread;
@@ -22,6 +25,33 @@ fn capacity_1_fifo_across_laps() {
             assert_eq!(q.pop(), Ok(i), "FIFO across laps");
         }
         producer.join().unwrap();
+    });
+}
+
+/// Two slots, and the index rings' lap boundary crossed while a producer and a consumer race:
+/// the main thread first moves three values through alone, so both rings' next positions are the
+/// last of their lap (cycle 1) and the racing values go to positions of two cycles. The producer
+/// pushes three values (the third waits for a pop if the consumer is behind), the consumer pops
+/// them: FIFO, nothing left.
+#[test]
+fn capacity_2_fifo_across_laps() {
+    loom::model(|| {
+        let q = Arc::new(ScqQueue::new(2));
+        for i in 0..3u32 {
+            q.push(i).unwrap();
+            assert_eq!(q.pop(), Ok(i));
+        }
+        let q2 = Arc::clone(&q);
+        let producer = thread::spawn(move || {
+            for i in 3..6u32 {
+                q2.push(i).unwrap();
+            }
+        });
+        for i in 3..6 {
+            assert_eq!(q.pop(), Ok(i), "FIFO across laps");
+        }
+        producer.join().unwrap();
+        assert_eq!(q.try_pop(), Err(TryPopError::Empty), "a value popped twice");
     });
 }
 
@@ -108,5 +138,103 @@ fn capacity_1_exhausted_threshold_does_not_strand_an_item() {
             }
         }
         assert_eq!(got, [1], "exactly once");
+    });
+}
+
+/// `close` racing a push and a draining consumer on a 2-slot queue holding one value: the value
+/// pushed before the close is popped exactly once; the racing push either gets in (and its value
+/// is popped, after the first) or, closed, hands its value back; the consumer's blocking pops end
+/// with `Closed` once the queue is closed and drained, never earlier and never with a value left
+/// behind; later pushes hand their values back and later pops say `Closed`.
+#[test]
+fn capacity_2_close_races_push_and_pop() {
+    loom::model(|| {
+        let q = Arc::new(ScqQueue::new(2));
+        q.push(1u32).unwrap();
+        let q2 = Arc::clone(&q);
+        let producer = thread::spawn(move || q2.push(2).err().map(|e| e.into_inner()));
+        let q3 = Arc::clone(&q);
+        let consumer = thread::spawn(move || {
+            let mut got = Vec::new();
+            while let Ok(v) = q3.pop() {
+                got.push(v);
+            }
+            assert!(q3.is_closed(), "pop failed on an open queue");
+            got
+        });
+        assert!(q.close(), "the first close closes");
+        let refused = producer.join().unwrap();
+        let got = consumer.join().unwrap();
+        match refused {
+            Some(v) => {
+                assert_eq!(v, 2, "a refused push handed back the wrong value");
+                assert_eq!(
+                    got,
+                    [1],
+                    "popped a value whose push was refused, or lost one"
+                );
+            }
+            None => assert_eq!(got, [1, 2], "a value pushed before the close was lost"),
+        }
+        assert_eq!(q.try_pop(), Err(TryPopError::Closed), "closed and drained");
+        let late = q.try_push(3).unwrap_err();
+        assert!(late.is_closed(), "a push after close: {late:?}");
+        assert_eq!(
+            late.into_inner(),
+            3,
+            "a push after close hands its value back"
+        );
+    });
+}
+
+/// A push blocked on a full 1-slot queue is woken by `close` and hands its value back; the value
+/// inside is still popped, then pops say `Closed`.
+#[test]
+fn capacity_1_close_wakes_a_blocked_push() {
+    loom::model(|| {
+        let q = Arc::new(ScqQueue::new(1));
+        q.push(1u32).unwrap();
+        let q2 = Arc::clone(&q);
+        let producer = thread::spawn(move || q2.push(2));
+        q.close();
+        let refused = producer
+            .join()
+            .unwrap()
+            .expect_err("a push into a full, closed queue");
+        assert_eq!(
+            refused.into_inner(),
+            2,
+            "a refused push hands its value back"
+        );
+        assert_eq!(q.pop(), Ok(1), "the value pushed before the close");
+        assert!(q.pop().is_err(), "closed and drained");
+    });
+}
+
+/// Pops racing on a closed queue: one value inside, two threads each pop twice. Exactly one pop
+/// takes the value; every other says `Closed`, never `Empty`. Two pops that both find the ring
+/// empty race their catchup CASes on the tail, and the loser's D4 is not definitive by the
+/// tail-unchanged rule: it is by the closed one (without it, found by the fuzzer, the loser
+/// reported `Empty` on a closed, drained queue).
+#[test]
+fn capacity_1_closed_empty_pops_say_closed() {
+    loom::model(|| {
+        let q = Arc::new(ScqQueue::new(1));
+        q.push(1u32).unwrap();
+        q.close();
+        let q2 = Arc::clone(&q);
+        let other = thread::spawn(move || [q2.try_pop(), q2.try_pop()]);
+        let mine = [q.try_pop(), q.try_pop()];
+        let all: Vec<_> = mine.into_iter().chain(other.join().unwrap()).collect();
+        let taken = all.iter().filter(|r| **r == Ok(1)).count();
+        let closed = all
+            .iter()
+            .filter(|r| **r == Err(TryPopError::Closed))
+            .count();
+        assert_eq!(
+            (taken, closed),
+            (1, 3),
+            "one pop takes the value, the others say Closed: {all:?}"
+        );
     });
 }

@@ -298,6 +298,115 @@ fn scq_capacity_1_three_by_three() {
     });
 }
 
+/// How many times a thread of `scq_two_by_two_exactly_once_fifo` retries a `try_push` that found
+/// the queue full, or a `try_pop` that found it empty, before it gives up on that value (or
+/// stops popping). Bounded so that the PCT scheduler, which runs a high-priority thread for as
+/// long as it can, cannot starve a low-priority producer paused mid-push: the threads that wait
+/// for it run out of retries and finish.
+#[cfg(target_pointer_width = "64")]
+const SCQ_RETRIES: usize = 12;
+
+/// SCQ under the PCT scheduler as well as the random one: two producers push three values each
+/// and two consumers pop, through one slot, with `try_push`/`try_pop` retried a bounded number of
+/// times (the blocking calls' passive wait spins on a paused producer, which PCT starves: see
+/// `scq_capacity_1_three_by_three`). Every value whose push succeeded is popped exactly once, by
+/// a consumer or by the final drain, and no refused value ever is (a refused push hands its own
+/// value back); each consumer sees each producer's values in order, and the drain finds only
+/// values later than any a consumer popped (per-producer FIFO).
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn scq_two_by_two_exactly_once_fifo() {
+    check(|| {
+        let q = Arc::new(berth::ScqQueue::new(1));
+        let producers: Vec<_> = (0..2u32)
+            .map(|p| {
+                let q = Arc::clone(&q);
+                thread::spawn(move || {
+                    let mut pushed = Vec::new();
+                    for i in 0..3 {
+                        let mut value = p * 10 + i;
+                        for _ in 0..SCQ_RETRIES {
+                            match q.try_push(value) {
+                                Ok(()) => {
+                                    pushed.push(p * 10 + i);
+                                    break;
+                                }
+                                Err(e) => {
+                                    assert!(e.is_full(), "an open queue refused a push: {e:?}");
+                                    value = e.into_inner();
+                                    assert_eq!(
+                                        value,
+                                        p * 10 + i,
+                                        "a refused push handed back another value"
+                                    );
+                                    thread::yield_now();
+                                }
+                            }
+                        }
+                    }
+                    pushed
+                })
+            })
+            .collect();
+        let consumers: Vec<_> = (0..2)
+            .map(|_| {
+                let q = Arc::clone(&q);
+                thread::spawn(move || {
+                    let mut got = Vec::new();
+                    let mut misses = 0;
+                    while misses < SCQ_RETRIES {
+                        match q.try_pop() {
+                            Ok(v) => got.push(v),
+                            Err(e) => {
+                                assert!(e.is_empty(), "an open queue said {e:?}");
+                                misses += 1;
+                                thread::yield_now();
+                            }
+                        }
+                    }
+                    got
+                })
+            })
+            .collect();
+        let mut pushed: Vec<u32> = producers
+            .into_iter()
+            .flat_map(|p| p.join().unwrap())
+            .collect();
+        let popped: Vec<Vec<u32>> = consumers.into_iter().map(|c| c.join().unwrap()).collect();
+        let mut drained = Vec::new();
+        while let Ok(v) = q.try_pop() {
+            drained.push(v);
+        }
+        for p in 0..2 {
+            let of_p = |vs: &[u32]| {
+                vs.iter()
+                    .copied()
+                    .filter(|v| v / 10 == p)
+                    .collect::<Vec<_>>()
+            };
+            for got in &popped {
+                let mine = of_p(got);
+                assert!(
+                    mine.windows(2).all(|w| w[0] < w[1]),
+                    "producer {p} reordered for one consumer: {got:?}"
+                );
+            }
+            let last_popped = popped.iter().flat_map(|g| of_p(g)).max();
+            let first_drained = of_p(&drained).into_iter().min();
+            if let (Some(a), Some(b)) = (last_popped, first_drained) {
+                assert!(
+                    a < b,
+                    "producer {p}: {b} was still inside after {a} was popped: {popped:?}, drained {drained:?}"
+                );
+            }
+        }
+        let mut all: Vec<u32> = popped.into_iter().flatten().chain(drained).collect();
+        all.sort_unstable();
+        pushed.sort_unstable();
+        assert_eq!(all, pushed, "exactly once: popped vs pushed");
+    });
+}
+
 /// A scheduler for one shape of schedule that neither the random nor the PCT scheduler reaches
 /// in any useful number of runs: `workers-*` threads advance in lockstep (one scheduling step
 /// each in turn, by task id), and the thread named `injected` runs its whole operation, without

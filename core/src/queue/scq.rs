@@ -3,8 +3,8 @@
 //! Ruslan Nikolaev, "A Scalable, Portable, and Memory-Efficient Lock-Free FIFO Queue", DISC 2019
 //! (arXiv 1908.04511). Unlike [`VyukovQueue`](super::VyukovQueue), no operation ever waits for
 //! one particular thread: positions are claimed with `fetch_add`, which never fails, and a
-//! consumer that finds its position not yet published invalidates it, so the producer simply
-//! takes another position.
+//! consumer that finds its position not yet published waits a bounded number of reads, then
+//! invalidates it, so the producer simply takes another position.
 //!
 //! # Structure
 //!
@@ -26,9 +26,12 @@
 //! - **D1** if the threshold is negative, the ring is empty. **D2** `H = FAA(head)`; **D3** if the
 //!   entry's cycle is `H`'s, consume it (`OR ⊥c` into its index) and return the index; otherwise
 //!   mark it unsafe, or, if it is empty, advance its cycle to `H`'s so that a late producer of
-//!   position `H` cannot use it. **D4** if `tail <= H + 1`, the ring is empty: move `tail` up to
-//!   `H + 1` (`catchup`), decrement the threshold, return empty. **D5** decrement the threshold;
-//!   if it was `<= 0`, return empty; else go back to D2.
+//!   position `H` cannot use it. Before that invalidation, if the empty entry's position has
+//!   been claimed (`tail > H`), D3 re-reads it up to `PUBLICATION_WAIT_READS` times (the
+//!   *bounded wait*), and consumes it if the producer's E4 lands meanwhile. **D4** if
+//!   `tail <= H + 1`, the ring is empty: move `tail` up to `H + 1` (`catchup`), decrement the
+//!   threshold, return empty. **D5** decrement the threshold; if it was `<= 0`, return empty;
+//!   else go back to D2.
 //!
 //! # The threshold hole, and berth's fix
 //!
@@ -79,16 +82,69 @@
 //! whose claim it already saw. It sleeps only on a definitive empty (D4, or `tail <= head`),
 //! re-checking with an RMW on `aq`'s tail as every wait in berth does (see [`crate::park`]).
 //!
-//! # Other departures from the paper
+//! # Every departure from the paper, and the model that checks it
 //!
-//! - Exact capacity `n` (any `n >= 1`): rings of `R = max(2n, 4).next_power_of_two()` entries,
-//!   and the threshold uses `R / 2` for the paper's `n`. The floor of 4 matters: with `n = 1` and
-//!   `R = 2`, `⊥c` (all ones but the last bit) is 0, the one real index, so a consumed entry and
-//!   a live one look alike and a producer overwrites the live one (found by the regression test
-//!   below while writing this queue: the index vanished from both rings).
-//! - No cache remapping of positions (the paper's `cache_remap`): a performance measure only.
-//! - `close`: a `CLOSED` bit in `aq`'s tail. A push whose `aq` enqueue sees it gives its index
-//!   back to `fq` and returns its value; pops drain and then report `Closed` once D4 says empty.
+//! The paper's SCQ returns from a dequeue or an enqueue and knows nothing of sleeping, closing
+//! or exact capacities; berth adds those, and changes the threshold's handling. Each difference,
+//! with the models (in `models/tests/`) and tests that check it:
+//!
+//! 1. **The threshold is a hint** (`give_up`, above). Checked by the shuttle models
+//!    `scq_exhausted_threshold_strands_no_value` and `scq_exhausted_threshold_strands_no_free_slot`
+//!    (which catch the paper's handling, the mutant `scq_weak_threshold`) and the loom model
+//!    `capacity_1_exhausted_threshold_does_not_strand_an_item`.
+//! 2. **D3's bounded wait** re-reads an unpublished entry only when its position was claimed
+//!    (`tail > H`), at most `PUBLICATION_WAIT_READS` times; the authors' code waits up to
+//!    10,000 reads whatever the tail. The wait only delays D3's invalidation (the entry is
+//!    re-read and the usual checks run on what was read), so it cannot take a value twice or
+//!    lose one. The loom
+//!    models `capacity_1_fifo_across_laps`, `capacity_2_fifo_across_laps`,
+//!    `capacity_2_close_races_push_and_pop` and
+//!    `capacity_1_exhausted_threshold_does_not_strand_an_item` each reach it, including
+//!    schedules in which the producer's E4 lands during the wait and the dequeuer takes the
+//!    value; so do the shuttle models `scq_capacity_1_three_by_three` and
+//!    `scq_two_by_two_exactly_once_fifo` (random and PCT schedulers).
+//! 3. **D4 is a definitive empty only when the catchup CAS saw the tail unchanged, or the ring
+//!    is closed**, and a sleeper re-checks the tail against `H + 1`. The paper's D4 always
+//!    returns empty, which `try_pop` still reports; only blocking calls care whether it is safe
+//!    to sleep on. berth's first SCQ took every D4 as definitive and re-checked against the
+//!    tail read after the catchup, which already included a claim of `H + 1` made in between:
+//!    the sleeper missed that push (the shuttle model `scq_capacity_1_three_by_three` found it,
+//!    and finds it again with that version restored). Either half of the fix is enough for that
+//!    schedule: with the re-check against `H + 1`, no model or test fails when every D4 is
+//!    taken as definitive, so the tail-unchanged rule is a second guard that costs a few more
+//!    passive waits (4 below). The loom models `capacity_1_fifo_across_laps`,
+//!    `capacity_2_fifo_across_laps`, `capacity_2_close_races_push_and_pop` and
+//!    `capacity_1_exhausted_threshold_does_not_strand_an_item` reach a lost catchup CAS on an
+//!    open ring. The closed half (a lost CAS on a closed ring is still definitive: every claim
+//!    made before the close has a position at most `H`, owned by a dequeuer) is checked by
+//!    `capacity_1_closed_empty_pops_say_closed`, which fails without it (a pop of a closed,
+//!    drained queue says `Empty`), and reached by `capacity_2_close_races_push_and_pop`.
+//! 4. **A blocking pop or push that gave up non-definitively waits passively**
+//!    (`await_publication`): it re-reads `head`, `tail` and the entries between them, yielding,
+//!    until a published entry appears, the ring is definitively empty, or it is closed, and
+//!    only then dequeues again or sleeps. It claims and invalidates nothing meanwhile, so it
+//!    cannot chase the producer it waits for: without it the loom models
+//!    `capacity_1_blocking_hand_over` and `capacity_1_fifo_across_laps` exceed loom's branch
+//!    bound (a consumer that dequeues again at once invalidates the position the producer is
+//!    about to publish, forever). Both models, `capacity_2_fifo_across_laps` and
+//!    `capacity_2_close_races_push_and_pop` reach the wait; so does the shuttle model
+//!    `scq_capacity_1_three_by_three`.
+//! 5. **`close`**: a `CLOSED` bit in `aq`'s tail, set by an RMW. A push whose `aq` enqueue sees
+//!    it gives its index back to `fq` and returns its value; a push that sees it first takes no
+//!    index; pops drain and then report `Closed` once D4 says empty (closed, a dequeue never
+//!    gives up on the threshold, so it always reaches D4). Checked by the loom models
+//!    `capacity_2_close_races_push_and_pop` (a push and a draining pop racing the close: every
+//!    value pushed is popped once, a refused one comes back, a closed and drained queue says
+//!    `Closed`), `capacity_1_close_wakes_a_blocked_push` and
+//!    `capacity_1_closed_empty_pops_say_closed`.
+//! 6. **Exact capacity** `n` (any `n >= 1`): rings of `R = max(2n, 4).next_power_of_two()`
+//!    entries, and the threshold uses `R / 2` for the paper's `n`. The floor of 4 matters: with
+//!    `n = 1` and `R = 2`, `⊥c` (all ones but the last bit) is 0, the one real index, so a
+//!    consumed entry and a live one look alike and a producer overwrites the live one (found
+//!    while writing this queue: the index vanished from both rings). Every capacity-1 model
+//!    runs on `R = 4`.
+//! 7. **No cache remapping** of positions (the paper's `cache_remap`): a performance measure
+//!    that changes no step, so no model checks its absence.
 
 use super::{impl_bounded_queue, TryPopError, TryPushError, Wait};
 use crate::park::{block_handover_until, block_until, Attempt, Backoff, Handover, WaitList};
@@ -97,6 +153,7 @@ use crate::sync::atomic::{
     Ordering::{AcqRel, Acquire, Release},
 };
 use crate::sync::cell::UnsafeCell;
+use crate::sync::hint;
 use crate::util::CachePadded;
 use std::fmt;
 use std::mem::MaybeUninit;
@@ -107,6 +164,20 @@ const CLOSED: u64 = 1 << 63;
 
 /// The largest ring order: positions must leave room for cycles above the index and safe bits.
 const MAX_ORDER: u32 = 40;
+
+/// D3's bounded wait: how many times a dequeuer re-reads an empty entry of an older cycle whose
+/// position a producer has already claimed (`tail > H`) before invalidating it. The producer is
+/// then usually a few instructions from its E4 CAS (a load of `head`, the CAS): a short wait
+/// turns a position both sides would lose (the dequeuer invalidates it, the producer moves on
+/// to the next) into a hand-over. Each read follows one spin hint, so the whole wait is a few
+/// hundred nanoseconds to a few microseconds, depending on what the CPU's hint costs: long
+/// enough for a running producer, and no longer, since a producer preempted there will not be
+/// back for a whole time slice. The authors' code (`lfring_cas1.h` in rusnikola/lfqueue)
+/// re-reads up to 10,000 times, whatever the tail says.
+///
+/// Under loom and shuttle one re-read: every spin hint is a scheduling point there, and one is
+/// enough to explore "the producer published during the wait" without multiplying the schedules.
+const PUBLICATION_WAIT_READS: u32 = if crate::sync::MODEL { 1 } else { 64 };
 
 /// Why a ring dequeue returned nothing.
 #[derive(Clone, Copy)]
@@ -239,6 +310,7 @@ impl IndexRing {
             let hcycle = self.cycle_of(h);
             let slot = self.entry(h);
             let mut e = slot.load(Acquire);
+            let mut reads_left = PUBLICATION_WAIT_READS;
             loop {
                 let ecycle = self.entry_cycle(e);
                 let eidx = self.entry_index(e);
@@ -246,6 +318,24 @@ impl IndexRing {
                     // D3: ours; mark it consumed.
                     slot.fetch_or(self.botc(), AcqRel);
                     return Ok(eidx);
+                }
+                if ecycle < hcycle && self.is_free(eidx) && reads_left > 0 {
+                    // D3, bounded wait: an empty entry of an older cycle, which the CAS below
+                    // would invalidate. If a producer has claimed `H` (the tail is past it),
+                    // it is likely between E1 and E4: re-read the entry a few times before
+                    // invalidating it, and take the value if it lands. The tail is read once;
+                    // with no claim of `H` there is nothing to wait for. (A tail moved past `H`
+                    // by another dequeuer's catchup, with no producer, costs a wasted wait.)
+                    if reads_left == PUBLICATION_WAIT_READS
+                        && self.tail.load(Acquire) & !CLOSED <= h
+                    {
+                        reads_left = 0;
+                    } else {
+                        reads_left -= 1;
+                        hint::spin_loop();
+                        e = slot.load(Acquire);
+                        continue;
+                    }
                 }
                 let new = if self.is_free(eidx) {
                     // Empty: advance its cycle so a late producer of H cannot use it.
@@ -268,10 +358,12 @@ impl IndexRing {
                 let unchanged = self.catchup(t, h + 1);
                 self.threshold.fetch_sub(1, AcqRel);
                 // Definitive only if the tail was still `t` when our catchup CAS moved it: a
-                // producer that claimed a position in between (possibly `h + 1`, which no
-                // dequeuer owns yet) would otherwise be missed by a sleeper whose re-check reads
-                // a tail that already includes that claim. (Found by the shuttle model
-                // `scq_capacity_1_three_by_three`.)
+                // producer may have claimed a position in between (possibly `h + 1`, which no
+                // dequeuer owns yet). A sleeper whose re-check compared the tail with one read
+                // after the catchup, which includes that claim, missed that push (found by the
+                // shuttle model `scq_capacity_1_three_by_three`); the re-check now compares
+                // with `h + 1`, which alone closes that hole, and this rule is a second guard
+                // (see the module docs, departure 3).
                 // Closed, it is definitive even if the CAS lost: every claim before the close
                 // has a position below `h + 1` (the tail we read was no higher), so it belongs
                 // to a dequeuer that took or invalidated it, and no claim after the close
