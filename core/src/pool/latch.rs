@@ -4,8 +4,10 @@
 //! the waiter's last step before sleeping is the CAS `UNSET -> SLEEPING`, the setter's one step
 //! is the swap to `SET`. Two RMWs on one atomic are totally ordered: either the setter sees
 //! `SLEEPING` and unparks the waiter (whose parker keeps the token if it has not parked yet),
-//! or the waiter's CAS fails on `SET` and it does not sleep. The loom model
-//! `models/tests/loom_pool_latch.rs` checks it (a set racing the owner going to sleep).
+//! or the waiter's CAS fails on `SET` and it does not sleep. The loom models in
+//! `models/tests/loom_pool.rs` check it: `join_latch_set_races_owner_sleeping` (a thief's set
+//! racing the join's owner going to sleep) and `install_wakes_worker_and_latch_wakes_installer`
+//! (a worker's set racing the installer going to sleep; catches `latch_sleep_by_store`).
 //!
 //! A latch lives inside a job on its owner's stack, and the owner may return (freeing it) the
 //! moment it sees `SET`. So `set` takes a raw pointer (a `&self` argument would be a reference

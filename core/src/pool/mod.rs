@@ -56,10 +56,16 @@
 //! - A panic in a scope's job resurfaces from `scope` once every job of the scope has finished
 //!   (the first one, if several panic).
 //! - A panic in a `spawn`ed job is caught (the panic hook has already printed it) and dropped:
-//!   the worker survives and the pool stays usable.
+//!   the worker survives and the pool stays usable. One exception: a panic payload whose own
+//!   `Drop` panics (`panic_any` with such a value) panics again when berth drops it, in berth's
+//!   code. That panic is not caught: it unwinds the worker thread (the pool loses that worker)
+//!   or, inside a `join`, aborts (next point). rayon-core aborts on every panic in a spawned job
+//!   that has no panic handler.
 //! - berth aborts the process if *its own* code panics while a job on the unwinding stack may
 //!   still be running on another thread (that thread would write into freed memory), as rayon
 //!   does. A worker whose main loop ends, even by unwinding, clears its thread-local pointer.
+//!   `pool_suite` checks both (`a_panic_in_berth_inside_a_join_aborts`, in a child process, and
+//!   `a_worker_that_exits_or_unwinds_clears_its_thread_local`), with the payload above.
 //!
 //! # Differences from rayon-core
 //!
