@@ -143,6 +143,18 @@
 //!    consumed entry and a live one look alike and a producer overwrites the live one (found
 //!    while writing this queue: the index vanished from both rings). Every capacity-1 model
 //!    runs on `R = 4`.
+//!
+//!    *Exact* means no more than `n` values are ever inside, and a push fails `Full` only when
+//!    `n` cells are taken. A cell stays taken from the push that fills it until the pop that
+//!    empties it gives its index back to `fq` (E/D's last step), so a push can see `Full`
+//!    while a pop that has already taken its value is still on its way back. With two such
+//!    pops in flight that is not linearizable against a queue of capacity `n`: the
+//!    linearizability checker's exact search found a capacity-2 history (pop A takes 1 and
+//!    stalls; pop B returns 2, which places A's pop first; a later push reports `Full` with one
+//!    value inside). berth keeps it: making the push wait for the stalled pop instead would
+//!    give up lock-freedom, the reason this queue exists (`VyukovQueue` makes that trade the
+//!    other way). `core/tests/linearizability.rs` checks SCQ histories against FIFO exactly and
+//!    against `Full` counting the pops that have not returned.
 //! 7. **No cache remapping** of positions (the paper's `cache_remap`): a performance measure
 //!    that changes no step, so no model checks its absence.
 
@@ -487,6 +499,7 @@ impl IndexRing {
 }
 
 /// A bounded lock-free MPMC queue after Nikolaev's SCQ (64-bit targets), with exact capacity
+/// (a push may also see `Full` while a pop that took a value has not yet given its cell back)
 /// and the threshold hole fixed (see the module docs).
 ///
 /// # Examples
