@@ -41,6 +41,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "reports" / "kill-matrix"
+# Its own target dirs, so a long run neither rebuilds nor is rebuilt by other work's builds
+# (each cell changes BERTH_MUTANT, which recompiles berth in the dir it builds in).
+TARGET = ROOT / "target" / "kill-matrix"
 CHECKERS = ["loom", "shuttle", "miri", "tsan", "stress", "proptest", "fuzz"]
 NONE = "(none)"
 
@@ -188,14 +191,15 @@ def runs(checker, primitive):
             if s not in fuzz:
                 continue
             secs = os.environ.get("FUZZ_SECS", "20")
-            out.append((f"fuzz {s}", ["cargo", nightly, "fuzz", "run", s, "--",
+            out.append((f"fuzz {s}", ["cargo", nightly, "fuzz", "run", "--target-dir",
+                                      str(TARGET / "fuzz"), s, "--",
                                       f"-max_total_time={secs}", "-timeout=10"], {}, ROOT / "fuzz"))
             continue
         test, filters = s
         if checker in ("loom", "shuttle"):
             if test not in models:
                 continue
-            env = {"RUSTFLAGS": f"--cfg {checker}", "CARGO_TARGET_DIR": str(ROOT / "target" / checker)}
+            env = {"RUSTFLAGS": f"--cfg {checker}", "CARGO_TARGET_DIR": str(TARGET / checker)}
             if checker == "loom":
                 env.update(LOOM_MAX_PREEMPTIONS="3", BERTH_PARKER="futex")
             else:
@@ -205,16 +209,16 @@ def runs(checker, primitive):
             if test not in core:
                 continue
             if checker == "miri":
-                env = {"MIRIFLAGS": "-Zmiri-strict-provenance", "CARGO_TARGET_DIR": str(ROOT / "target" / "miri")}
+                env = {"MIRIFLAGS": "-Zmiri-strict-provenance", "CARGO_TARGET_DIR": str(TARGET / "miri")}
                 argv = ["cargo", nightly, "miri", "test", "-p", "berth", "--test", test, "--", *filters]
             elif checker == "tsan":
-                env = {"RUSTFLAGS": "-Zsanitizer=thread", "CARGO_TARGET_DIR": str(ROOT / "target" / "tsan"),
+                env = {"RUSTFLAGS": "-Zsanitizer=thread", "CARGO_TARGET_DIR": str(TARGET / "tsan"),
                        "TSAN_OPTIONS": "halt_on_error=1"}
                 argv = ["cargo", nightly, "test", "-Zbuild-std", "--target",
                         os.environ.get("TSAN_TARGET", "x86_64-unknown-linux-gnu"), "-p", "berth",
                         "--test", test, "--", *filters]
             else:  # stress, proptest
-                env = {"CARGO_TARGET_DIR": str(ROOT / "target" / "mutants")}
+                env = {"CARGO_TARGET_DIR": str(TARGET / "std")}
                 argv = ["cargo", "test", "-p", "berth", "--test", test, "--", *filters]
         out.append((f"{test} {' '.join(filters)}".strip(), argv, env, ROOT))
     return out
