@@ -1,10 +1,13 @@
 //! `ScqQueue`: Nikolaev's Scalable Circular Queue (DISC 2019), with the threshold hole fixed.
 //!
 //! Ruslan Nikolaev, "A Scalable, Portable, and Memory-Efficient Lock-Free FIFO Queue", DISC 2019
-//! (arXiv 1908.04511). Unlike [`VyukovQueue`](super::VyukovQueue), no operation ever waits for
-//! one particular thread: positions are claimed with `fetch_add`, which never fails, and a
-//! consumer that finds its position not yet published waits a bounded number of reads, then
-//! invalidates it, so the producer simply takes another position.
+//! (arXiv 1908.04511). Unlike [`VyukovQueue`](super::VyukovQueue), `try_push` and `try_pop`
+//! never wait for one particular thread: positions are claimed with `fetch_add`, which never
+//! fails, and a consumer that finds its position not yet published waits a bounded number of
+//! reads, then invalidates it, so the producer simply takes another position. (The blocking
+//! `push` and `pop` are another matter: one whose try gave up without a definitive answer
+//! re-reads and yields until the paused thread it met finishes, a push lands, or the queue is
+//! closed; see departure 4.)
 //!
 //! # Structure
 //!
