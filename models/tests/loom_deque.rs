@@ -6,13 +6,29 @@
 #![cfg(loom)]
 
 use berth::deque::{Steal, Worker};
+use berth_models::trace;
 use loom::thread;
+
+/// The owner's push, recorded for the timeline.
+fn push(w: &Worker<u32>, v: u32) {
+    w.push(v);
+    trace::record("push", v);
+}
+
+/// A pop, recorded with its result.
+fn pop(w: &Worker<u32>) -> Option<u32> {
+    let r = w.pop();
+    trace::record("pop", r);
+    r
+}
 
 /// Steals until the deque reports empty (retrying lost races).
 fn steal_all(s: &berth::deque::Stealer<u32>, max: usize) -> Vec<u32> {
     let mut got = Vec::new();
     while got.len() < max {
-        match s.steal() {
+        let r = s.steal();
+        trace::record("steal", r);
+        match r {
             Steal::Success(v) => got.push(v),
             Steal::Empty => break,
             Steal::Retry => {}
@@ -47,17 +63,18 @@ fn report(verdict: Result<(), String>) {
 #[test]
 fn pop_races_one_steal() {
     loom::model(|| {
+        trace::start();
         let w = Worker::new();
-        w.push(0u32);
-        w.push(1);
+        push(&w, 0u32);
+        push(&w, 1);
         let s = w.stealer();
         let thief = thread::spawn(move || steal_all(&s, 2));
         let mut mine = Vec::new();
-        while let Some(v) = w.pop() {
+        while let Some(v) = pop(&w) {
             mine.push(v);
         }
         mine.extend(thief.join().unwrap());
-        while let Some(v) = w.pop() {
+        while let Some(v) = pop(&w) {
             mine.push(v);
         }
         let verdict = exactly_once(mine, &[0, 1]);
@@ -72,20 +89,21 @@ fn pop_races_two_steals() {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(3);
     b.check(|| {
+        trace::start();
         let w = Worker::new();
-        w.push(0u32);
-        w.push(1);
+        push(&w, 0u32);
+        push(&w, 1);
         let thieves: Vec<_> = (0..2)
             .map(|_| {
                 let s = w.stealer();
                 thread::spawn(move || steal_all(&s, 1))
             })
             .collect();
-        let mut all: Vec<u32> = w.pop().into_iter().collect();
+        let mut all: Vec<u32> = pop(&w).into_iter().collect();
         for t in thieves {
             all.extend(t.join().unwrap());
         }
-        while let Some(v) = w.pop() {
+        while let Some(v) = pop(&w) {
             all.push(v);
         }
         let verdict = exactly_once(all, &[0, 1]);
@@ -99,14 +117,15 @@ fn pop_races_two_steals() {
 #[test]
 fn steal_races_grow() {
     loom::model(|| {
+        trace::start();
         let w = Worker::new();
-        w.push(0u32);
-        w.push(1);
+        push(&w, 0u32);
+        push(&w, 1);
         let s = w.stealer();
         let thief = thread::spawn(move || steal_all(&s, 1));
-        w.push(2); // grows: 2 slots -> 4
+        push(&w, 2); // grows: 2 slots -> 4
         let mut all = thief.join().unwrap();
-        while let Some(v) = w.pop() {
+        while let Some(v) = pop(&w) {
             all.push(v);
         }
         let verdict = exactly_once(all, &[0, 1, 2]);
@@ -121,25 +140,28 @@ fn batch_steal_races_pop() {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(3);
     b.check(|| {
+        trace::start();
         let w = Worker::new();
         for i in 0..3u32 {
-            w.push(i);
+            push(&w, i);
         }
         let s = w.stealer();
         let thief = thread::spawn(move || {
             let mine = Worker::new();
-            let mut got: Vec<u32> = s.steal_batch_and_pop(&mine).success().into_iter().collect();
-            while let Some(v) = mine.pop() {
+            let r = s.steal_batch_and_pop(&mine);
+            trace::record("steal_batch_and_pop", r);
+            let mut got: Vec<u32> = r.success().into_iter().collect();
+            while let Some(v) = pop(&mine) {
                 got.push(v);
             }
             got
         });
         let mut all = Vec::new();
-        while let Some(v) = w.pop() {
+        while let Some(v) = pop(&w) {
             all.push(v);
         }
         all.extend(thief.join().unwrap());
-        while let Some(v) = w.pop() {
+        while let Some(v) = pop(&w) {
             all.push(v);
         }
         let verdict = exactly_once(all, &[0, 1, 2]);
@@ -155,14 +177,15 @@ fn batch_steal_races_pop() {
 #[test]
 fn owner_laps_a_slow_thief() {
     loom::model(|| {
+        trace::start();
         let w = Worker::new();
-        w.push(0u32);
+        push(&w, 0u32);
         let s = w.stealer();
         let thief = thread::spawn(move || steal_all(&s, 1));
-        w.push(1);
-        w.push(2); // index 2 maps to slot 0, which the thief may still be reading
+        push(&w, 1);
+        push(&w, 2); // index 2 maps to slot 0, which the thief may still be reading
         let mut all = thief.join().unwrap();
-        while let Some(v) = w.pop() {
+        while let Some(v) = pop(&w) {
             all.push(v);
         }
         let verdict = exactly_once(all, &[0, 1, 2]);

@@ -6,19 +6,35 @@
 //! then report the lost wakeup as a deadlock.
 #![cfg(loom)]
 
-use berth::park::Parker;
+use berth::park::{Parker, Unparker};
+use berth_models::trace;
 use loom::sync::atomic::{AtomicUsize, Ordering::*};
 use loom::sync::Arc;
 use loom::thread;
+
+/// `park`, recorded as it starts and when it returns (a thread that never returns is the
+/// lost wakeup).
+fn park(parker: &Parker) {
+    trace::record("park", "starts");
+    parker.park();
+    trace::record("park", "returned");
+}
+
+/// `unpark`, recorded when it has returned.
+fn unpark(unparker: &Unparker) {
+    unparker.unpark();
+    trace::record("unpark", "returned");
+}
 
 /// The waker may run before, during or after the sleeper's park: park must always return.
 #[test]
 fn sleeper_against_waker() {
     loom::model(|| {
+        trace::start();
         let parker = Parker::new();
         let unparker = parker.unparker().clone();
-        let waker = thread::spawn(move || unparker.unpark());
-        parker.park();
+        let waker = thread::spawn(move || unpark(&unparker));
+        park(&parker);
         waker.join().unwrap();
     });
 }
@@ -27,9 +43,10 @@ fn sleeper_against_waker() {
 #[test]
 fn unpark_before_park_is_kept() {
     loom::model(|| {
+        trace::start();
         let parker = Parker::new();
-        parker.unparker().unpark();
-        parker.park();
+        unpark(parker.unparker());
+        park(&parker);
     });
 }
 
@@ -38,16 +55,17 @@ fn unpark_before_park_is_kept() {
 #[test]
 fn handshake_publishes_the_flag() {
     loom::model(|| {
+        trace::start();
         let parker = Parker::new();
         let unparker = parker.unparker().clone();
         let flag = Arc::new(AtomicUsize::new(0));
         let flag2 = Arc::clone(&flag);
         let waker = thread::spawn(move || {
             flag2.store(1, Relaxed);
-            unparker.unpark();
+            unpark(&unparker);
         });
         while flag.load(Relaxed) == 0 {
-            parker.park();
+            park(&parker);
         }
         waker.join().unwrap();
     });
@@ -58,6 +76,7 @@ fn handshake_publishes_the_flag() {
 #[test]
 fn two_wakers() {
     loom::model(|| {
+        trace::start();
         let parker = Parker::new();
         let done = Arc::new(AtomicUsize::new(0));
         let wakers: Vec<_> = (0..2)
@@ -65,13 +84,19 @@ fn two_wakers() {
                 let unparker = parker.unparker().clone();
                 let done = Arc::clone(&done);
                 thread::spawn(move || {
-                    done.fetch_add(1, Release);
-                    unparker.unpark();
+                    let before = done.fetch_add(1, Release);
+                    trace::record("done.fetch_add(1)", before);
+                    unpark(&unparker);
                 })
             })
             .collect();
-        while done.load(Acquire) < 2 {
-            parker.park();
+        loop {
+            let seen = done.load(Acquire);
+            trace::record("done.load", seen);
+            if seen >= 2 {
+                break;
+            }
+            park(&parker);
         }
         for w in wakers {
             w.join().unwrap();

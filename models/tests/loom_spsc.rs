@@ -6,20 +6,29 @@
 #![cfg(loom)]
 
 use berth::spsc;
+use berth_models::trace;
 use loom::thread;
 
 fn transfer(capacity: usize) {
     loom::model(move || {
+        trace::start();
         let (mut tx, mut rx) = spsc::channel::<Box<u32>>(capacity);
         let producer = thread::spawn(move || {
             for i in 0..3 {
+                trace::record("push starts", i);
                 tx.push(Box::new(i)).unwrap();
+                trace::record("push returned", i);
             }
         });
         for i in 0..3 {
-            assert_eq!(*rx.pop().unwrap(), i, "FIFO across laps");
+            trace::record("pop starts", ());
+            let v = *rx.pop().unwrap();
+            trace::record("pop", v);
+            assert_eq!(v, i, "FIFO across laps");
         }
-        assert!(rx.pop().is_err(), "drained and disconnected");
+        let last = rx.pop();
+        trace::record("pop", &last);
+        assert!(last.is_err(), "drained and disconnected");
         producer.join().unwrap();
     });
 }
@@ -37,9 +46,16 @@ fn transfer_two_slots() {
 #[test]
 fn producer_drop_wakes_consumer() {
     loom::model(|| {
+        trace::start();
         let (tx, mut rx) = spsc::channel::<u32>(1);
-        let consumer = thread::spawn(move || rx.pop());
+        let consumer = thread::spawn(move || {
+            trace::record("pop starts", ());
+            let r = rx.pop();
+            trace::record("pop", r);
+            r
+        });
         drop(tx);
+        trace::record("drop(tx)", ());
         assert!(consumer.join().unwrap().is_err());
     });
 }

@@ -5,7 +5,9 @@
 //! woken by a pop and by close. `make loom` runs them under both parkers.
 #![cfg(loom)]
 
+use berth::queue::{PopError, PushError, TryPopError, TryPushError};
 use berth::VyukovQueue;
+use berth_models::trace;
 use loom::sync::Arc;
 use loom::thread;
 
@@ -13,18 +15,54 @@ fn queue(cap: usize) -> Arc<VyukovQueue<u32>> {
     Arc::new(VyukovQueue::new(cap))
 }
 
+// The queue's operations, recorded for the timeline (`make teach`). A blocking one is recorded
+// as it starts too: a thread whose last line is a start never returned.
+
+fn push(q: &VyukovQueue<u32>, v: u32) -> Result<(), PushError<u32>> {
+    trace::record("push starts", v);
+    let r = q.push(v);
+    trace::record("push", r);
+    r
+}
+
+fn pop(q: &VyukovQueue<u32>) -> Result<u32, PopError> {
+    trace::record("pop starts", ());
+    let r = q.pop();
+    trace::record("pop", r);
+    r
+}
+
+fn try_push(q: &VyukovQueue<u32>, v: u32) -> Result<(), TryPushError<u32>> {
+    let r = q.try_push(v);
+    trace::record(&format!("try_push({v})"), r);
+    r
+}
+
+fn try_pop(q: &VyukovQueue<u32>) -> Result<u32, TryPopError> {
+    let r = q.try_pop();
+    trace::record("try_pop", r);
+    r
+}
+
+fn close(q: &VyukovQueue<u32>) -> bool {
+    let r = q.close();
+    trace::record("close", r);
+    r
+}
+
 #[test]
 fn two_producers_one_consumer() {
     loom::model(|| {
+        trace::start();
         let q = queue(2);
         let producers: Vec<_> = [1, 2]
             .into_iter()
             .map(|v| {
                 let q = Arc::clone(&q);
-                thread::spawn(move || q.push(v).unwrap())
+                thread::spawn(move || push(&q, v).unwrap())
             })
             .collect();
-        let mut got = [q.pop().unwrap(), q.pop().unwrap()];
+        let mut got = [pop(&q).unwrap(), pop(&q).unwrap()];
         got.sort_unstable();
         assert_eq!(got, [1, 2], "each value exactly once");
         for p in producers {
@@ -44,20 +82,21 @@ fn two_producers_one_consumer() {
 #[test]
 fn one_producer_two_consumers() {
     loom::model(|| {
+        trace::start();
         let q = queue(2);
-        q.push(1).unwrap();
+        push(&q, 1).unwrap();
         let consumers: Vec<_> = (0..2)
             .map(|_| {
                 let q = Arc::clone(&q);
-                thread::spawn(move || q.try_pop().ok())
+                thread::spawn(move || try_pop(&q).ok())
             })
             .collect();
-        let pushed = q.try_push(2).is_ok();
+        let pushed = try_push(&q, 2).is_ok();
         let mut got: Vec<u32> = consumers
             .into_iter()
             .filter_map(|c| c.join().unwrap())
             .collect();
-        while let Ok(v) = q.try_pop() {
+        while let Ok(v) = try_pop(&q) {
             got.push(v);
         }
         got.sort_unstable();
@@ -71,10 +110,11 @@ fn one_producer_two_consumers() {
 #[test]
 fn lost_race_is_not_full() {
     loom::model(|| {
+        trace::start();
         let q = queue(2);
         let q2 = Arc::clone(&q);
-        let other = thread::spawn(move || q2.try_push(1));
-        let mine = q.try_push(2);
+        let other = thread::spawn(move || try_push(&q2, 1));
+        let mine = try_push(&q, 2);
         let theirs = other.join().unwrap();
         assert!(
             mine.is_ok() && theirs.is_ok(),
@@ -86,10 +126,11 @@ fn lost_race_is_not_full() {
 #[test]
 fn parked_consumer_woken_by_push() {
     loom::model(|| {
+        trace::start();
         let q = queue(2);
         let q2 = Arc::clone(&q);
-        let consumer = thread::spawn(move || q2.pop());
-        q.push(7).unwrap();
+        let consumer = thread::spawn(move || pop(&q2));
+        push(&q, 7).unwrap();
         assert_eq!(consumer.join().unwrap(), Ok(7));
     });
 }
@@ -97,10 +138,11 @@ fn parked_consumer_woken_by_push() {
 #[test]
 fn parked_consumer_woken_by_close() {
     loom::model(|| {
+        trace::start();
         let q = queue(2);
         let q2 = Arc::clone(&q);
-        let consumer = thread::spawn(move || q2.pop());
-        assert!(q.close());
+        let consumer = thread::spawn(move || pop(&q2));
+        assert!(close(&q));
         assert!(
             consumer.join().unwrap().is_err(),
             "pop after close on an empty queue"
@@ -111,12 +153,13 @@ fn parked_consumer_woken_by_close() {
 #[test]
 fn parked_producer_woken_by_pop() {
     loom::model(|| {
+        trace::start();
         let q = queue(1);
-        q.push(1).unwrap();
+        push(&q, 1).unwrap();
         let q2 = Arc::clone(&q);
-        let producer = thread::spawn(move || q2.push(2));
-        assert_eq!(q.pop(), Ok(1));
-        assert_eq!(q.pop(), Ok(2));
+        let producer = thread::spawn(move || push(&q2, 2));
+        assert_eq!(pop(&q), Ok(1));
+        assert_eq!(pop(&q), Ok(2));
         producer.join().unwrap().unwrap();
     });
 }
@@ -124,15 +167,16 @@ fn parked_producer_woken_by_pop() {
 #[test]
 fn parked_producer_woken_by_close() {
     loom::model(|| {
+        trace::start();
         let q = queue(1);
-        q.push(1).unwrap();
+        push(&q, 1).unwrap();
         let q2 = Arc::clone(&q);
-        let producer = thread::spawn(move || q2.push(2));
-        q.close();
+        let producer = thread::spawn(move || push(&q2, 2));
+        close(&q);
         // The queue stays full until the pop below, which comes after close: the push must fail.
         let back = producer.join().unwrap().unwrap_err().into_inner();
         assert_eq!(back, 2, "a failed push hands its own value back");
-        assert_eq!(q.pop(), Ok(1));
-        assert!(q.pop().is_err());
+        assert_eq!(pop(&q), Ok(1));
+        assert!(pop(&q).is_err());
     });
 }

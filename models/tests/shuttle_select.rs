@@ -34,6 +34,7 @@ use berth::channel::{
     self, Receiver, RecvError, Select, SelectedOperation, SendError, Sender, TrySelectError,
 };
 use berth::select;
+use berth_models::trace;
 use shuttle::thread;
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -857,21 +858,35 @@ fn a_woken_select_sender_that_goes_elsewhere_passes_the_wakeup_on() {
     const ROUNDS: u32 = 4;
     for y_first in [false, true] {
         check_times(25, move || {
+            trace::start();
             let (tx_x, rx_x) = channel::bounded::<u32>(0);
             let (tx_y, rx_y) = channel::bounded::<u32>(0);
             let s1 = {
                 let tx_x = tx_x.clone();
                 spawn("s1-selects-x-or-y", move || {
                     for v in 0..ROUNDS {
+                        trace::record("select starts", v);
                         if y_first {
                             select! {
-                                send(tx_y, v) -> res => res.expect("ry is alive"),
-                                send(tx_x, v) -> res => res.expect("rx is alive"),
+                                send(tx_y, v) -> res => {
+                                res.expect("ry is alive");
+                                trace::record("select: sent to y", v);
+                            }
+                                send(tx_x, v) -> res => {
+                                res.expect("rx is alive");
+                                trace::record("select: sent to x", v);
+                            }
                             }
                         } else {
                             select! {
-                                send(tx_x, v) -> res => res.expect("rx is alive"),
-                                send(tx_y, v) -> res => res.expect("ry is alive"),
+                                send(tx_x, v) -> res => {
+                                res.expect("rx is alive");
+                                trace::record("select: sent to x", v);
+                            }
+                                send(tx_y, v) -> res => {
+                                res.expect("ry is alive");
+                                trace::record("select: sent to y", v);
+                            }
                             }
                         }
                     }
@@ -879,13 +894,24 @@ fn a_woken_select_sender_that_goes_elsewhere_passes_the_wakeup_on() {
             };
             let s2 = spawn("s2-selects-x", move || {
                 for v in 100..100 + ROUNDS {
+                    trace::record("select starts", v);
                     select! {
-                        send(tx_x, v) -> res => res.expect("rx is alive"),
+                        send(tx_x, v) -> res => {
+                                res.expect("rx is alive");
+                                trace::record("select: sent to x", v);
+                            }
                     }
                 }
             });
-            let ry = spawn("ry-receives-y", move || rx_y.iter().collect::<Vec<_>>());
-            let mut got: Vec<u32> = rx_x.iter().collect();
+            let ry = spawn("ry-receives-y", move || {
+                rx_y.iter()
+                    .inspect(|v| trace::record("recv y", v))
+                    .collect::<Vec<_>>()
+            });
+            let mut got: Vec<u32> = rx_x
+                .iter()
+                .inspect(|v| trace::record("recv x", v))
+                .collect();
             got.extend(ry.join().unwrap());
             s1.join().unwrap();
             s2.join().unwrap();
