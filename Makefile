@@ -14,7 +14,7 @@ LOOM_TARGET := target/loom
 LOOM_MAX_PREEMPTIONS ?= 3
 LOOM_ENV := RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=$(LOOM_TARGET) LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS)
 
-.PHONY: all test verify setup unsafe-inventory fmt-check clippy doc unit examples api-check api-snapshot doc-examples msrv loom loom-futex loom-condvar shuttle mutants kill-matrix miri tsan fuzz bench report-allocator report-scq-threshold help
+.PHONY: all test verify setup unsafe-inventory fmt-check clippy doc unit examples api-check api-snapshot doc-examples msrv loom loom-futex loom-condvar shuttle mutants teach kill-matrix miri tsan fuzz bench report-allocator report-scq-threshold help
 
 all: test
 
@@ -24,6 +24,7 @@ help:
 	@echo "make setup   nightly miri + rust-src, cargo-fuzz (idempotent)"
 	@echo "make loom | shuttle | mutants | miri | tsan | fuzz | bench"
 	@echo "make kill-matrix  every mutant x every checker (reports/kill-matrix/)"
+	@echo "make teach MUTANT=name  run the check that catches one mutant; print its timeline"
 	@echo "make examples  run core/examples/* (each checks its own result)"
 	@echo "make api-check | api-snapshot  public API vs core/api/public-api.txt | rewrite it"
 	@echo "make doc-examples  every public item has an \`# Examples\` doctest"
@@ -128,6 +129,13 @@ kill-matrix:
 ## mutants: every mutant in mutants/manifest.toml must be caught with its expected message.
 mutants:
 	python3 mutants/run.py
+
+## teach: one mutant, its catching check, the model's timeline of the failing execution and the
+## checker's raw output (mutants/teach.py; mutants/README.md walks through each mutant).
+MUTANT ?=
+teach:
+	@test -n "$(MUTANT)" || { echo "usage: make teach MUTANT=name (names: mutants/manifest.toml)"; exit 2; }
+	python3 mutants/teach.py $(MUTANT)
 
 ## miri: the Miri matrix of miri/matrix.toml (aliasing models x parkers x seeds), the rows of
 ## MIRI_BUDGET (default | long); miri/README.md lists the rows, the skips and their reasons.
