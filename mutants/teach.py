@@ -16,6 +16,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+sys.dont_write_bytecode = True  # importing run.py must leave no __pycache__ in the tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run  # noqa: E402  (mutants/run.py: the gate's command() and ROOT)
 

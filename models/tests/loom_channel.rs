@@ -7,14 +7,22 @@
 #![cfg(loom)]
 
 use berth::channel::{self, Receiver, Sender, TrySendError};
+use berth_models::trace;
 use loom::thread;
 
 /// A receiver blocked (or about to block) in `recv` against the last sender's drop.
 fn last_sender_drop_wakes_receiver(make: fn() -> (Sender<u32>, Receiver<u32>)) {
     loom::model(move || {
+        trace::start();
         let (tx, rx) = make();
-        let receiver = thread::spawn(move || rx.recv());
+        let receiver = thread::spawn(move || {
+            trace::record("recv starts", ());
+            let r = rx.recv();
+            trace::record("recv", r);
+            r
+        });
         drop(tx);
+        trace::record("drop(last sender)", ());
         assert!(
             receiver.join().unwrap().is_err(),
             "recv on an empty channel without senders must fail"

@@ -4,6 +4,7 @@
 #![cfg(loom)]
 
 use berth::pool::ThreadPool;
+use berth_models::trace;
 
 /// A thread outside the pool installs a job on a one-worker pool and sleeps on the job's latch,
 /// while the worker, possibly asleep in the idle list, must be woken by the injection and then
@@ -13,8 +14,14 @@ fn install_wakes_worker_and_latch_wakes_installer() {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(2);
     b.check(|| {
+        trace::start();
         let pool = ThreadPool::new(1);
-        let got = pool.install(|| 7u32);
+        trace::record("install starts", ());
+        let got = pool.install(|| {
+            trace::record("job runs", 7);
+            7u32
+        });
+        trace::record("install returned", got);
         assert_eq!(got, 7);
         drop(pool);
     });
