@@ -11,6 +11,7 @@
 
 use berth::channel::{self, RecvError};
 use berth::select;
+use berth_models::trace;
 use loom::thread;
 
 /// One sender on each of two channels, one select: exactly one completes, the other message
@@ -87,23 +88,36 @@ fn select_on_a_rendezvous_send() {
 #[test]
 fn losing_registration_is_withdrawn() {
     loom::model(|| {
+        trace::start();
         let (ta, ra) = channel::unbounded::<u32>();
         let (tb, rb) = channel::unbounded::<u32>();
         let ra2 = ra.clone();
         let selector = thread::spawn(move || {
-            select! {
+            trace::record("select(recv A, recv B) starts", ());
+            let v = select! {
                 recv(ra) -> _ => unreachable!("A is sent on only later"),
                 recv(rb) -> m => m.unwrap(),
-            }
+            };
+            trace::record("select: received from B", v);
+            v
         });
-        let sender = thread::spawn(move || tb.send(2).unwrap());
+        let sender = thread::spawn(move || {
+            tb.send(2).unwrap();
+            trace::record("send to B", 2);
+        });
         sender.join().unwrap();
         assert_eq!(selector.join().unwrap(), 2);
         // This thread now blocks on A; a send on A must wake it, not the finished select. (It
         // keeps a sender, so the late sender's drop does not disconnect A and wake it anyway.)
         let keep = ta.clone();
-        let late = thread::spawn(move || ta.send(1).unwrap());
-        assert_eq!(ra2.recv(), Ok(1));
+        let late = thread::spawn(move || {
+            ta.send(1).unwrap();
+            trace::record("send to A", 1);
+        });
+        trace::record("recv A starts", ());
+        let got = ra2.recv();
+        trace::record("recv A", got);
+        assert_eq!(got, Ok(1));
         late.join().unwrap();
         drop(keep);
     });
@@ -150,18 +164,23 @@ fn two_selects_exchange_over_rendezvous_channels() {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(2);
     b.check(|| {
+        trace::start();
         fn peer(out: &channel::Sender<u32>, inc: &channel::Receiver<u32>, mine: u32) -> u32 {
             let (mut sent, mut got) = (false, None);
             while !sent || got.is_none() {
                 let mut sel = berth::channel::Select::new();
                 let r = got.is_none().then(|| sel.recv(inc));
                 let s = (!sent).then(|| sel.send(out));
+                trace::record("select starts (recv, send)", (r.is_some(), s.is_some()));
                 let oper = sel.select();
                 if Some(oper.index()) == r {
                     got = Some(oper.recv(inc).unwrap());
+                    trace::record("select: received", got);
                 } else {
                     assert_eq!(Some(oper.index()), s);
+                    trace::record("select: chose send, sending", mine);
                     oper.send(out, mine).unwrap();
+                    trace::record("select: sent", mine);
                     sent = true;
                 }
             }
