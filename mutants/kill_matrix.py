@@ -21,7 +21,7 @@ is a detection, but a slow one, so it is shown apart), `survived` when every run
 pass, or the matrix means nothing (the script stops if one does not).
 
 Cells are kept in reports/kill-matrix/results.json with the commit they ran at; a rerun runs
-only the cells missing there (`--fresh` reruns all), so the matrix can be filled over several
+only the cells missing there or in error (`--fresh` reruns all), so the matrix can be filled over several
 sittings. The README's table is regenerated from the JSON after each cell.
 
 Usage: mutants/kill_matrix.py [--fresh] [--checkers loom,shuttle,...] [MUTANT ...]
@@ -397,7 +397,8 @@ def main():
         cells = results["cells"].setdefault(name, {})
         primitives = sorted(SUITES) if name == NONE else [PRIMITIVE[name]]
         for checker in checkers:
-            if checker in cells and not fresh:
+            # A cell that errored checked nothing: run it again.
+            if checker in cells and cells[checker]["verdict"] != "error" and not fresh:
                 continue
             print(f"{name} x {checker} ...", flush=True)
             todo, seen = [], set()

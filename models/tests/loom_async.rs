@@ -6,6 +6,7 @@
 #![cfg(loom)]
 
 use berth::channel::{self, Receiver, Sender};
+use berth_models::trace;
 use loom::future::block_on;
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::thread;
@@ -109,7 +110,9 @@ fn cancelled_recv_forwards_its_wakeup() {
         let mut b = loom::model::Builder::new();
         b.preemption_bound = Some(3);
         b.check(move || {
-            let (_name, tx, rx) = flavor(i);
+            trace::start();
+            let (name, tx, rx) = flavor(i);
+            trace::record("channel", name);
             let _keep_connected = tx.clone();
             let rx2 = rx.clone();
             let (w1, _) = counting_waker();
@@ -117,12 +120,25 @@ fn cancelled_recv_forwards_its_wakeup() {
             let w2 = Waker::from(StdArc::clone(&signal));
             let mut f1 = Box::pin(rx.recv_async());
             let mut f2 = Box::pin(rx2.recv_async());
-            assert!(poll_once(f1.as_mut(), &w1).is_pending());
-            assert!(poll_once(f2.as_mut(), &w2).is_pending());
-            let sender = thread::spawn(move || tx.send(7).unwrap());
+            let p1 = poll_once(f1.as_mut(), &w1);
+            trace::record("poll recv_async #1", p1);
+            assert!(p1.is_pending());
+            let p2 = poll_once(f2.as_mut(), &w2);
+            trace::record("poll recv_async #2", p2);
+            assert!(p2.is_pending());
+            let sender = thread::spawn(move || {
+                trace::record("send starts", 7);
+                let r = tx.send(7);
+                trace::record("send", r);
+            });
             drop(f1);
+            trace::record("drop(recv_async #1)", ());
+            trace::record("wait for #2's waker", ());
             signal.wait();
-            assert_eq!(poll_once(f2.as_mut(), &w2), Poll::Ready(Ok(7)));
+            trace::record("#2's waker fired", ());
+            let p2 = poll_once(f2.as_mut(), &w2);
+            trace::record("poll recv_async #2", p2);
+            assert_eq!(p2, Poll::Ready(Ok(7)));
             sender.join().unwrap();
         });
     }
@@ -207,9 +223,11 @@ fn batch_receive_wakes_two_blocked_senders() {
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(2);
     b.check(|| {
+        trace::start();
         let (tx, mut rx) = channel::mpsc::bounded::<u32>(2);
         tx.send(1).unwrap();
         tx.send(2).unwrap();
+        trace::record("send 1, send 2 (full)", ());
         let (s1, s2) = (Signal::new(), Signal::new());
         let (w1, w2) = (
             Waker::from(StdArc::clone(&s1)),
@@ -217,16 +235,27 @@ fn batch_receive_wakes_two_blocked_senders() {
         );
         let mut f1 = Box::pin(tx.send_async(3));
         let mut f2 = Box::pin(tx.send_async(4));
-        assert!(poll_once(f1.as_mut(), &w1).is_pending());
-        assert!(poll_once(f2.as_mut(), &w2).is_pending());
+        let p1 = poll_once(f1.as_mut(), &w1);
+        trace::record("poll send_async(3)", p1);
+        assert!(p1.is_pending());
+        let p2 = poll_once(f2.as_mut(), &w2);
+        trace::record("poll send_async(4)", p2);
+        assert!(p2.is_pending());
         let receiver = thread::spawn(move || {
             let mut buf = Vec::new();
-            assert_eq!(rx.recv_many(&mut buf, 2), Ok(2));
+            trace::record("recv_many(2) starts", ());
+            let r = rx.recv_many(&mut buf, 2);
+            trace::record("recv_many(2)", (&r, &buf));
+            assert_eq!(r, Ok(2));
             assert_eq!(buf, [1, 2]);
             rx
         });
+        trace::record("wait for send_async(3)'s waker", ());
         s1.wait();
+        trace::record("send_async(3)'s waker fired", ());
+        trace::record("wait for send_async(4)'s waker", ());
         s2.wait();
+        trace::record("send_async(4)'s waker fired", ());
         assert_eq!(poll_once(f1.as_mut(), &w1), Poll::Ready(Ok(())));
         assert_eq!(poll_once(f2.as_mut(), &w2), Poll::Ready(Ok(())));
         let mut rx = receiver.join().unwrap();

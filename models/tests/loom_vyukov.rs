@@ -180,3 +180,70 @@ fn parked_producer_woken_by_close() {
         assert!(pop(&q).is_err());
     });
 }
+
+/// A capacity that is not a power of two, across a lap boundary: three values fill the ring, a
+/// consumer takes four while the producer pushes the fourth into the slot the first one freed.
+/// Every value must come out once, in order. The mutant `vyukov_pow2_mask` indexes slots with
+/// `pos & (capacity - 1)`: with capacity 3 positions 0 and 1 share slot 0, so the second push
+/// overwrites the first value, and the consumer finds slot 0 stamped for position 1 while it
+/// looks for position 0's value: it waits for a value no producer will ever publish there, and
+/// spins (loom: too many branches) or sleeps (loom: deadlock), each a report.
+#[test]
+fn capacity_3_returns_everything() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.check(|| {
+        trace::start();
+        let q = queue(3);
+        for v in 0..3 {
+            assert!(
+                try_push(&q, v).is_ok(),
+                "capacity 3 lost values: try_push({v}) into a queue holding {v} of 3 failed"
+            );
+        }
+        let q2 = Arc::clone(&q);
+        let consumer = thread::spawn(move || {
+            for expect in 0..4 {
+                let got = pop(&q2);
+                assert_eq!(
+                    got,
+                    Ok(expect),
+                    "capacity 3 lost values: popped {got:?}, expected {expect} (FIFO order)"
+                );
+            }
+        });
+        assert_eq!(push(&q, 3), Ok(()));
+        consumer.join().unwrap();
+        assert_eq!(try_pop(&q), Err(TryPopError::Empty));
+    });
+}
+
+/// One slot: a push into the full slot must wait (or say Full), never replace the live value.
+/// The producer tries a second value while a consumer takes the first. The mutant
+/// `vyukov_cap1_overwrite` stamps a full slot with the next position, which for one slot is
+/// also "empty, next lap": the second try_push succeeds over the live value, and the consumer
+/// pops 2 where 1 was pushed first and never popped.
+#[test]
+fn capacity_1_never_overwrites() {
+    loom::model(|| {
+        trace::start();
+        let q = queue(1);
+        assert_eq!(try_push(&q, 1), Ok(()));
+        let q2 = Arc::clone(&q);
+        let consumer = thread::spawn(move || pop(&q2));
+        let second = try_push(&q, 2);
+        let first = consumer.join().unwrap();
+        assert_eq!(
+            first,
+            Ok(1),
+            "capacity 1 overwritten: the consumer popped {first:?}, but 1 went in first and \
+             nobody popped it (the second try_push returned {second:?})"
+        );
+        match second {
+            Ok(()) => assert_eq!(try_pop(&q), Ok(2), "capacity 1 lost the second value"),
+            Err(TryPushError::Full(v)) => assert_eq!(v, 2, "Full handed back another value"),
+            Err(TryPushError::Closed(_)) => panic!("Closed on an open queue"),
+        }
+        assert_eq!(try_pop(&q), Err(TryPopError::Empty));
+    });
+}

@@ -11,6 +11,7 @@
 
 use berth::channel;
 use berth::VyukovQueue;
+use berth_models::trace;
 use shuttle::thread;
 use std::sync::Arc;
 
@@ -102,6 +103,56 @@ fn vyukov_three_by_three_exactly_once() {
         all.sort_unstable();
         assert_eq!(all, [0, 1, 2, 10, 11, 12, 20, 21, 22], "exactly once");
     });
+}
+
+/// How many times the producer of [`vyukov_blocked_consumer_gives_way`] yields before it
+/// pushes, and the step bound of that model: a consumer that parks takes a few dozen steps in
+/// all, one that keeps yielding takes about as many steps as the producer.
+const PRODUCER_YIELDS: usize = 2_000;
+const WAITER_STEP_BOUND: usize = 3_000;
+
+/// A consumer blocked on an empty queue must sleep, not take turns on the CPU. The producer
+/// yields `PRODUCER_YIELDS` times before it pushes; shuttle's random scheduler gives a runnable
+/// thread a turn at about every other step. A consumer that spins briefly and then parks is not
+/// runnable while the producer works, and the execution takes about `PRODUCER_YIELDS` steps. The
+/// mutant `wait_never_parks` yields forever instead of parking (the reference post's first
+/// queue, whose idle consumer burned a core): the consumer stays runnable, takes about half the
+/// steps, and the execution passes `WAITER_STEP_BOUND`, which shuttle reports as "exceeded
+/// max_steps bound". The real-thread test `vyukov::idle_consumer_sleeps` measures the same thing
+/// as CPU time.
+#[test]
+fn vyukov_blocked_consumer_gives_way() {
+    let f = || {
+        trace::start();
+        let q = Arc::new(VyukovQueue::new(2));
+        let q2 = Arc::clone(&q);
+        let consumer = thread::spawn(move || {
+            trace::record("pop starts (the queue is empty)", ());
+            let r = q2.pop();
+            trace::record("pop", r);
+            r
+        });
+        let producer = thread::spawn(move || {
+            for i in 1..=PRODUCER_YIELDS {
+                thread::yield_now();
+                if i % 500 == 0 {
+                    trace::record("yield_now, times so far", i);
+                }
+            }
+            let r = q.push(7u32);
+            trace::record("push", r);
+        });
+        producer.join().unwrap();
+        assert_eq!(consumer.join().unwrap(), Ok(7));
+    };
+    if let Ok(schedule) = std::env::var("SHUTTLE_REPLAY") {
+        shuttle::replay(f, &schedule);
+        return;
+    }
+    let mut config = shuttle::Config::new();
+    config.max_steps = shuttle::MaxSteps::FailAfter(WAITER_STEP_BOUND);
+    let scheduler = shuttle::scheduler::RandomScheduler::new(iterations());
+    shuttle::Runner::new(scheduler, config).run(f);
 }
 
 /// Close while two pushers and two poppers may be asleep on a 1-slot queue: everyone wakes,
@@ -541,18 +592,29 @@ const STALE_DEQUEUERS: usize = 6;
 #[test]
 fn scq_exhausted_threshold_strands_no_value() {
     LockstepInjection::explore(|| {
+        trace::start();
         let q = Arc::new(berth::ScqQueue::new(1));
         // One value through: the threshold is reset (5) and nobody has spent any of it.
         q.push(0u32).unwrap();
         assert_eq!(q.pop(), Ok(0));
+        trace::record("push(0), pop", 0);
         let consumers: Vec<_> = (0..STALE_DEQUEUERS)
             .map(|i| {
                 let q = Arc::clone(&q);
-                spawn_named(&format!("worker-{i}"), move || q.try_pop().ok())
+                spawn_named(&format!("worker-{i}"), move || {
+                    trace::record("try_pop starts", ());
+                    let r = q.try_pop();
+                    trace::record("try_pop", r);
+                    r.ok()
+                })
             })
             .collect();
         let q2 = Arc::clone(&q);
-        let producer = spawn_named("injected", move || q2.try_push(1).is_ok());
+        let producer = spawn_named("injected", move || {
+            let r = q2.try_push(1);
+            trace::record("try_push(1)", r);
+            r.is_ok()
+        });
         assert!(
             producer.join().unwrap(),
             "the push into an empty queue failed"
@@ -562,7 +624,9 @@ fn scq_exhausted_threshold_strands_no_value() {
             .filter_map(|c| c.join().unwrap())
             .collect();
         if got.is_empty() {
-            match q.try_pop() {
+            let r = q.try_pop();
+            trace::record("try_pop (after everyone finished)", r);
+            match r {
                 Ok(v) => got.push(v),
                 Err(e) => panic!(
                     "a value was stranded: the push completed and no consumer took it, yet \
@@ -584,16 +648,27 @@ fn scq_exhausted_threshold_strands_no_value() {
 #[test]
 fn scq_exhausted_threshold_strands_no_free_slot() {
     LockstepInjection::explore(|| {
+        trace::start();
         let q = Arc::new(berth::ScqQueue::new(1));
         q.push(0u32).unwrap();
+        trace::record("push(0) (the queue is full)", ());
         let producers: Vec<_> = (0..STALE_DEQUEUERS as u32)
             .map(|i| {
                 let q = Arc::clone(&q);
-                spawn_named(&format!("worker-{i}"), move || q.try_push(10 + i).is_ok())
+                spawn_named(&format!("worker-{i}"), move || {
+                    trace::record(&format!("try_push({}) starts", 10 + i), ());
+                    let r = q.try_push(10 + i);
+                    trace::record(&format!("try_push({})", 10 + i), r);
+                    r.is_ok()
+                })
             })
             .collect();
         let q2 = Arc::clone(&q);
-        let consumer = spawn_named("injected", move || q2.try_pop().ok());
+        let consumer = spawn_named("injected", move || {
+            let r = q2.try_pop();
+            trace::record("try_pop", r);
+            r.ok()
+        });
         assert_eq!(
             consumer.join().unwrap(),
             Some(0),
@@ -609,8 +684,11 @@ fn scq_exhausted_threshold_strands_no_free_slot() {
         while q.try_pop().is_ok() {
             drained += 1;
         }
+        trace::record("drain: values popped", drained);
         assert_eq!(drained, pushed, "exactly once");
-        if let Err(e) = q.try_push(99) {
+        let r = q.try_push(99);
+        trace::record("try_push(99) into the empty queue", r);
+        if let Err(e) = r {
             panic!(
                 "a free slot was stranded: the queue is empty, yet try_push says {e:?} (the free \
                  ring's threshold was exhausted by stale dequeuers while the free index sat at \
