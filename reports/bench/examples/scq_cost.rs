@@ -1,0 +1,58 @@
+//! Where `ScqQueue`'s time goes beside `VyukovQueue`: the cost of one push and one pop on one
+//! thread, with no contention and no waiting, so the difference is the algorithm's own work.
+//!
+//! ```text
+//! cargo run --release --example scq_cost                  # ns per push+pop pair, both queues
+//! perf record -o scq.data -- target/release/examples/scq_cost
+//! perf annotate -i scq.data --stdio -s berth::queue::scq::IndexRing::dequeue
+//! ```
+//!
+//! (run from `reports/bench`; its target dir is `reports/bench/target` unless CARGO_TARGET_DIR
+//! says otherwise). The findings are in `reports/bench/losses.md`, section
+//! `p1c1_cap1024/berth_scq/vs-vyukov`.
+use berth::{ScqQueue, VyukovQueue};
+use std::hint::black_box;
+use std::time::Instant;
+
+const PAIRS: u64 = 2_000_000;
+const CAPACITY: usize = 1024;
+const ROUNDS: usize = 7;
+
+/// Nanoseconds per `try_push` + `try_pop` pair on one thread.
+fn pair_cost(push: impl Fn(u64) -> bool, pop: impl Fn() -> Option<u64>) -> f64 {
+    let start = Instant::now();
+    let mut sum = 0u64;
+    for i in 0..PAIRS {
+        assert!(push(black_box(i)), "a push into an empty queue failed");
+        sum = sum.wrapping_add(pop().expect("a pop of a one-value queue failed"));
+    }
+    assert_eq!(sum, PAIRS * (PAIRS - 1) / 2, "values lost or changed");
+    start.elapsed().as_nanos() as f64 / PAIRS as f64
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let vyukov = VyukovQueue::new(CAPACITY);
+    let scq = ScqQueue::new(CAPACITY);
+    let (mut v, mut s) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        v.push(pair_cost(
+            |x| vyukov.try_push(x).is_ok(),
+            || vyukov.try_pop().ok(),
+        ));
+        s.push(pair_cost(
+            |x| scq.try_push(x).is_ok(),
+            || scq.try_pop().ok(),
+        ));
+    }
+    let (v, s) = (median(v), median(s));
+    println!(
+        "capacity {CAPACITY}, {PAIRS} push+pop pairs on one thread, median of {ROUNDS} rounds:"
+    );
+    println!("  VyukovQueue {v:6.1} ns per pair");
+    println!("  ScqQueue    {s:6.1} ns per pair  ({:.2}x)", s / v);
+}
