@@ -1,16 +1,18 @@
-//! Where `ScqQueue`'s time goes beside `VyukovQueue`: the cost of one push and one pop on one
-//! thread, with no contention and no waiting, so the difference is the algorithm's own work.
+//! What one push and one pop cost in each bounded queue of the queue benchmark, on one thread,
+//! with no contention and no waiting: the algorithms' own work. `VyukovQueue`, `ScqQueue`,
+//! `MutexQueue` and crossbeam's `ArrayQueue`.
 //!
 //! ```text
-//! cargo run --release --example scq_cost                  # ns per push+pop pair, both queues
-//! perf record -o scq.data -- target/release/examples/scq_cost
+//! cargo run --release --example queue_cost                # ns per push+pop pair
+//! perf record -o scq.data -- target/release/examples/queue_cost
 //! perf annotate -i scq.data --stdio -s berth::queue::scq::IndexRing::dequeue
 //! ```
 //!
 //! (run from `reports/bench`; its target dir is `reports/bench/target` unless CARGO_TARGET_DIR
 //! says otherwise). The findings are in `reports/bench/losses.md`, section
 //! `p1c1_cap1024/berth_scq/vs-vyukov`.
-use berth::{ScqQueue, VyukovQueue};
+use berth::{MutexQueue, ScqQueue, VyukovQueue};
+use crossbeam_queue::ArrayQueue;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -38,21 +40,39 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() {
     let vyukov = VyukovQueue::new(CAPACITY);
     let scq = ScqQueue::new(CAPACITY);
-    let (mut v, mut s) = (Vec::new(), Vec::new());
+    let mutex = MutexQueue::new(CAPACITY);
+    let crossbeam = ArrayQueue::new(CAPACITY);
+    let mut samples = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..ROUNDS {
-        v.push(pair_cost(
+        samples[0].push(pair_cost(
             |x| vyukov.try_push(x).is_ok(),
             || vyukov.try_pop().ok(),
         ));
-        s.push(pair_cost(
+        samples[1].push(pair_cost(
             |x| scq.try_push(x).is_ok(),
             || scq.try_pop().ok(),
         ));
+        samples[2].push(pair_cost(
+            |x| mutex.try_push(x).is_ok(),
+            || mutex.try_pop().ok(),
+        ));
+        samples[3].push(pair_cost(|x| crossbeam.push(x).is_ok(), || crossbeam.pop()));
     }
-    let (v, s) = (median(v), median(s));
+    let [v, s, m, c] = samples.map(median);
     println!(
         "capacity {CAPACITY}, {PAIRS} push+pop pairs on one thread, median of {ROUNDS} rounds:"
     );
-    println!("  VyukovQueue {v:6.1} ns per pair");
-    println!("  ScqQueue    {s:6.1} ns per pair  ({:.2}x)", s / v);
+    println!("  VyukovQueue          {v:6.1} ns per pair");
+    println!(
+        "  ScqQueue             {s:6.1} ns per pair  ({:.2}x Vyukov)",
+        s / v
+    );
+    println!(
+        "  MutexQueue           {m:6.1} ns per pair  ({:.2}x Vyukov)",
+        m / v
+    );
+    println!(
+        "  crossbeam ArrayQueue {c:6.1} ns per pair  ({:.2}x Vyukov)",
+        c / v
+    );
 }
