@@ -32,6 +32,25 @@ fn pair_cost(push: impl Fn(u64) -> bool, pop: impl Fn() -> Option<u64>) -> f64 {
     start.elapsed().as_nanos() as f64 / PAIRS as f64
 }
 
+/// Nanoseconds per `try_pop` of an empty queue, measured right after a value went through (as
+/// a consumer that finds nothing just after a push would): one push, one pop, then `EMPTY_POPS`
+/// failing pops, per round.
+fn empty_pop_cost(push: impl Fn(u64) -> bool, pop: impl Fn() -> Option<u64>) -> f64 {
+    const ROUNDS: u64 = PAIRS / 8;
+    const EMPTY_POPS: u64 = 8;
+    let mut spent = std::time::Duration::ZERO;
+    for i in 0..ROUNDS {
+        assert!(push(black_box(i)), "a push into an empty queue failed");
+        assert_eq!(pop(), Some(i), "the value did not come back");
+        let start = Instant::now();
+        for _ in 0..EMPTY_POPS {
+            assert!(pop().is_none(), "a pop of an empty queue returned a value");
+        }
+        spent += start.elapsed();
+    }
+    spent.as_nanos() as f64 / (ROUNDS * EMPTY_POPS) as f64
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -59,6 +78,12 @@ fn main() {
         samples[3].push(pair_cost(|x| crossbeam.push(x).is_ok(), || crossbeam.pop()));
     }
     let [v, s, m, c] = samples.map(median);
+    let empty = [
+        empty_pop_cost(|x| vyukov.try_push(x).is_ok(), || vyukov.try_pop().ok()),
+        empty_pop_cost(|x| scq.try_push(x).is_ok(), || scq.try_pop().ok()),
+        empty_pop_cost(|x| mutex.try_push(x).is_ok(), || mutex.try_pop().ok()),
+        empty_pop_cost(|x| crossbeam.push(x).is_ok(), || crossbeam.pop()),
+    ];
     println!(
         "capacity {CAPACITY}, {PAIRS} push+pop pairs on one thread, median of {ROUNDS} rounds:"
     );
@@ -75,4 +100,16 @@ fn main() {
         "  crossbeam ArrayQueue {c:6.1} ns per pair  ({:.2}x Vyukov)",
         c / v
     );
+    println!("try_pop of an empty queue, just after a value went through (8 per value):");
+    for (name, ns) in [
+        "VyukovQueue",
+        "ScqQueue",
+        "MutexQueue",
+        "crossbeam ArrayQueue",
+    ]
+    .iter()
+    .zip(empty)
+    {
+        println!("  {name:20} {ns:6.1} ns per empty pop");
+    }
 }
