@@ -71,6 +71,8 @@ def count(step, out):
         return "2 feature sets"
     if step == "lint":
         return "6 checks"
+    if step == "examples":
+        return f"{len(re.findall(r'^example: ', out, re.M))} examples"
     passed = sum(int(n) for n in re.findall(r"test result: ok\. (\d+) passed", out))
     return f"{passed} tests"
 
