@@ -383,7 +383,10 @@ def main():
         raise SystemExit(f"unknown mutants {sorted(set(args) - set(names) - {NONE})}")
     path = OUT / "results.json"
     results = json.loads(path.read_text()) if path.exists() and not fresh else {"cells": {}}
-    commit = git("rev-parse", "--short=12", "HEAD") + (" + uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+    # The matrix's own output (reports/kill-matrix/) does not count as a change to what is checked.
+    dirty = [l for l in git("status", "--porcelain", "--untracked-files=no").splitlines()
+             if not l[3:].startswith("reports/kill-matrix/")]
+    commit = git("rev-parse", "--short=12", "HEAD") + (" + uncommitted changes" if dirty else "")
     results["meta"] = {"command": "mutants/kill_matrix.py " + " ".join(sys.argv[1:]), "machine": machine(),
                        "updated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                        "cell_timeout_s": int(os.environ.get("CELL_TIMEOUT", "600")),
