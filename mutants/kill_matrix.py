@@ -275,6 +275,10 @@ def cell(mutant, checker, todo, timeout):
             v = "passed"
         elif build_failed:
             v = "error"
+        elif checker == "fuzz" and not re.search(r"libFuzzer|panicked at|deadly signal", out):
+            # A fuzz run that failed without a libFuzzer report did not fuzz (cargo-fuzz
+            # missing, a toolchain error): that is no detection.
+            v = "error"
         else:
             v = "caught"
         log.append({"run": label, "result": v, "seconds": round(took, 1), "exit": rc,
