@@ -912,3 +912,98 @@ fn an_early_exit_in_a_message_is_not_a_dropped_operation() {
         assert!(join(receiver).is_err(), "nothing was sent");
     });
 }
+
+/// A selecting receiver that finds a selecting sender asleep claims it, and the sender's
+/// message expression then leaves (a `break`): the abandoned send releases the receiver, which
+/// goes back to waiting on all its cases and hears its stop channel.
+#[test]
+fn an_abandoned_send_releases_the_receive_that_claimed_it() {
+    with_watchdog(WATCHDOG_SECS, "abandoned reverse claim", || {
+        let (tx, rx) = channel::bounded::<u32>(0);
+        let (stop_tx, stop_rx) = channel::bounded::<()>(0);
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let sending = thread::spawn(move || {
+            tid_tx.send(current_tid()).unwrap();
+            let mut messages = Vec::<u32>::new().into_iter();
+            loop {
+                select! {
+                    send(tx, match messages.next() { Some(m) => m, None => break }) -> r => r.unwrap(),
+                }
+            }
+            stop_tx.send(()).unwrap();
+        });
+        // The sender sleeps in its select before the receiver looks: the receiver claims it.
+        wait_until_asleep(tid_rx.recv().unwrap(), "the selecting sender");
+        let got = select! {
+            recv(rx) -> m => Some(m),
+            recv(stop_rx) -> s => {
+                s.unwrap();
+                None
+            }
+        };
+        assert_eq!(got, None, "the only message ever sent is the stop");
+        join(sending);
+    });
+}
+
+/// Four selecting senders and four selecting receivers on four rendezvous channels (the
+/// `select_both` benchmark's shape): receivers claim sleeping senders and senders claim
+/// sleeping receivers; every message arrives exactly once.
+#[test]
+fn selecting_senders_and_receivers_exchange_every_message_once() {
+    with_watchdog(WATCHDOG_SECS, "select both", || {
+        const PER: u64 = if cfg!(miri) { 20 } else { 5_000 };
+        let chans: Vec<_> = (0..4).map(|_| channel::bounded::<u64>(0)).collect();
+        let txs: Vec<Sender<u64>> = chans.iter().map(|(t, _)| t.clone()).collect();
+        let rxs: Vec<Receiver<u64>> = chans.iter().map(|(_, r)| r.clone()).collect();
+        drop(chans);
+        let producers: Vec<_> = (0..4u64)
+            .map(|p| {
+                let txs = txs.clone();
+                thread::spawn(move || {
+                    for i in 0..PER {
+                        select! {
+                            send(txs[0], p * PER + i) -> r => r.unwrap(),
+                            send(txs[1], p * PER + i) -> r => r.unwrap(),
+                            send(txs[2], p * PER + i) -> r => r.unwrap(),
+                            send(txs[3], p * PER + i) -> r => r.unwrap(),
+                        }
+                    }
+                })
+            })
+            .collect();
+        drop(txs);
+        let consumers: Vec<_> = (0..4)
+            .map(|_| {
+                let rxs = rxs.clone();
+                thread::spawn(move || {
+                    let mut got = Vec::new();
+                    loop {
+                        let m = select! {
+                            recv(rxs[0]) -> m => m,
+                            recv(rxs[1]) -> m => m,
+                            recv(rxs[2]) -> m => m,
+                            recv(rxs[3]) -> m => m,
+                        };
+                        match m {
+                            Ok(v) => got.push(v),
+                            // One channel is disconnected: every producer is done.
+                            Err(_) => return got,
+                        }
+                    }
+                })
+            })
+            .collect();
+        drop(rxs);
+        for p in producers {
+            join(p);
+        }
+        let mut all: Vec<u64> = consumers.into_iter().flat_map(join).collect();
+        all.sort_unstable();
+        assert_eq!(
+            all,
+            (0..4 * PER).collect::<Vec<_>>(),
+            "every message exactly once"
+        );
+    });
+}

@@ -193,3 +193,46 @@ fn two_selects_exchange_over_rendezvous_channels() {
         assert_eq!(a.join().unwrap(), 2);
     });
 }
+
+/// Two selects meet on one rendezvous channel, whichever arrives first: a selecting receiver
+/// that finds a selecting sender asleep claims it (the sender wakes committed to its send), and
+/// a selecting sender that finds a selecting receiver asleep claims that. Here the sender's
+/// message expression then leaves (`break`), so the send is abandoned: the receiver must go
+/// back to waiting on both its cases and hear the stop channel, never be left waiting for a
+/// value that will not come (loom reports that as a deadlock).
+#[test]
+fn an_abandoned_claimed_send_releases_the_receiving_select() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.check(|| {
+        trace::start();
+        let (tx, rx) = channel::bounded::<u32>(0);
+        let (stop_tx, stop_rx) = channel::bounded::<()>(0);
+        let sender = thread::spawn(move || {
+            let mut messages = Vec::<u32>::new().into_iter();
+            loop {
+                trace::record("sender: select starts", ());
+                select! {
+                    send(tx, match messages.next() {
+                        Some(m) => m,
+                        None => break,
+                    }) -> r => r.unwrap(),
+                }
+            }
+            trace::record("sender: send abandoned, sending stop", ());
+            stop_tx.send(()).unwrap();
+            trace::record("sender: stop taken", ());
+        });
+        trace::record("receiver: select starts", ());
+        let got = select! {
+            recv(rx) -> m => Some(m),
+            recv(stop_rx) -> s => {
+                s.unwrap();
+                None
+            }
+        };
+        trace::record("receiver: select returned (None = stop)", got);
+        assert_eq!(got, None, "the only message ever sent is the stop");
+        sender.join().unwrap();
+    });
+}

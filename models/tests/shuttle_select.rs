@@ -822,19 +822,24 @@ fn rendezvous_exchange_between_two_selects() {
             let mut sel = Select::new();
             let r = (got.len() < 3).then(|| sel.recv(inc));
             let s = (sent < 3).then(|| sel.send(out));
+            trace::record("select starts (recv, send)", (r.is_some(), s.is_some()));
             let oper = sel.select();
             if Some(oper.index()) == r {
                 got.push(oper.recv(inc).expect("the other peer is alive"));
+                trace::record("select: received", got.last());
             } else {
                 assert_eq!(Some(oper.index()), s);
+                trace::record("select: chose send, sending", base + sent);
                 oper.send(out, base + sent)
                     .expect("the other peer is alive");
+                trace::record("select: sent", base + sent);
                 sent += 1;
             }
         }
         got
     }
     check(|| {
+        trace::start();
         let (ab_tx, ab_rx) = channel::bounded::<u32>(0);
         let (ba_tx, ba_rx) = channel::bounded::<u32>(0);
         let a = spawn("peer-a", move || peer(&ab_tx, &ba_rx, 100));
@@ -920,4 +925,88 @@ fn a_woken_select_sender_that_goes_elsewhere_passes_the_wakeup_on() {
             assert_eq!(got, want, "every value delivered exactly once");
         });
     }
+}
+
+/// Selects on both ends of two rendezvous channels (the `select_both` benchmark's shape, made
+/// small): two producers each send 3 messages through a `select!` over both channels, two
+/// consumers receive through a `select!` over both. Every exchange pairs two selects, so each
+/// is made by a claim: a selecting sender that finds a receiver's select asleep claims it, and
+/// a selecting receiver that finds a sender's select asleep claims that (the sender's value
+/// then goes into the receive reserved for it). Exactly once, no hang. 5 threads.
+///
+/// A producer's next select can sit at the address of its last one while a reservation it
+/// filled is still waiting to be collected: the claimed send must find the reservation made
+/// for it now, not the filled one (the bug the first version of the receive's claim had:
+/// the second value overwrote the first and a consumer waited forever).
+#[test]
+fn selecting_senders_meet_selecting_receivers() {
+    const PER: u32 = 3;
+    // The stale-reservation schedule is about 1 in 1,000 random ones; a schedule takes
+    // microseconds.
+    check_times(50, || {
+        trace::start();
+        let (tx0, rx0) = channel::bounded::<u32>(0);
+        let (tx1, rx1) = channel::bounded::<u32>(0);
+        let producers: Vec<_> = (0..2u32)
+            .map(|p| {
+                let (tx0, tx1) = (tx0.clone(), tx1.clone());
+                spawn(&format!("producer-{p}"), move || {
+                    for i in 0..PER {
+                        let m = p * 100 + i;
+                        // Rotate the case order: a fresh select always starts at its first.
+                        if i % 2 == 0 {
+                            select! {
+                                send(tx0, m) -> r => r.unwrap(),
+                                send(tx1, m) -> r => r.unwrap(),
+                            }
+                        } else {
+                            select! {
+                                send(tx1, m) -> r => r.unwrap(),
+                                send(tx0, m) -> r => r.unwrap(),
+                            }
+                        }
+                        trace::record("producer: sent", m);
+                    }
+                })
+            })
+            .collect();
+        drop((tx0, tx1));
+        let consumer = move |rx0: Receiver<u32>, rx1: Receiver<u32>| {
+            let mut got = Vec::new();
+            loop {
+                let m = if got.len() % 2 == 0 {
+                    select! {
+                        recv(rx0) -> m => m,
+                        recv(rx1) -> m => m,
+                    }
+                } else {
+                    select! {
+                        recv(rx1) -> m => m,
+                        recv(rx0) -> m => m,
+                    }
+                };
+                trace::record("consumer: select returned", m);
+                match m {
+                    Ok(v) => got.push(v),
+                    // Disconnected: both producers are done (each holds both senders).
+                    Err(_) => return got,
+                }
+            }
+        };
+        let other = {
+            let (rx0, rx1) = (rx0.clone(), rx1.clone());
+            spawn("consumer-1", move || consumer(rx0, rx1))
+        };
+        let mut all = consumer(rx0, rx1);
+        for p in producers {
+            p.join().unwrap();
+        }
+        all.extend(other.join().unwrap());
+        all.sort_unstable();
+        assert_eq!(
+            all,
+            vec![0, 1, 2, 100, 101, 102],
+            "every message exactly once"
+        );
+    });
 }

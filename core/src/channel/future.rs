@@ -19,7 +19,7 @@
 //! - A future re-polled with a different waker is woken through the new one.
 
 use super::flavors::timer::Clock;
-use super::flavors::zero::{Packet, SelectCtx};
+use super::flavors::zero::{Packet, SelectCtx, SelectRecv, Zero};
 use super::{Flavor, Receiver, RecvError, SendError, Sender, Shared};
 use crate::park::{with_local_parker, Attempt, Handover, Parker, TaskWait};
 use crate::sync::{Arc, Mutex};
@@ -371,6 +371,19 @@ impl RecvState {
             Flavor::Tick(c) => poll_timer(&c.0, timer, cx.waker()),
             Flavor::Never(c) => poll_timer::<T, _>(&c.0, timer, cx.waker()),
         }
+    }
+
+    /// One poll of a `select`'s receive on the rendezvous channel `c`: as [`poll_in`]
+    /// (Self::poll_in), but it may also claim a waiting selecting sender
+    /// ([`Zero::poll_recv_select`]).
+    pub(crate) fn poll_zero_select<T>(
+        &mut self,
+        c: &Zero<T>,
+        key: usize,
+        waker: &Waker,
+        ctx: &Arc<SelectCtx>,
+    ) -> SelectRecv<T> {
+        c.poll_recv_select(key, &mut self.zero_registered, waker, ctx)
     }
 
     /// A `select`'s receive that a rendezvous sender claimed (see [`SelectCtx`]): waits for

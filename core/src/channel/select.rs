@@ -2,7 +2,7 @@
 //! macro.
 
 use super::err::{ReadyTimeoutError, SelectTimeoutError, TryReadyError, TrySelectError};
-use super::flavors::zero::SelectCtx;
+use super::flavors::zero::{SelectCtx, SelectRecv};
 use super::flavors::SendFail;
 use super::future::RecvState;
 use super::{Flavor, Receiver, RecvError, SendError, Sender, Shared};
@@ -26,6 +26,12 @@ trait Operation {
     /// for the claimer's value and holds it as its result; false if the claimer abandoned the
     /// claim (the select then polls again).
     fn wait_claimed(&mut self, parker: &Parker, waker: &Waker) -> bool;
+    /// A receive whose last `poll` claimed a selecting sender instead of receiving: the select
+    /// is committed to it and must [`wait_claimed`](Self::wait_claimed) for the value.
+    fn claimed_sender(&self) -> bool;
+    /// A send whose select was claimed by a rendezvous receiver while it slept: looks up the
+    /// receive reserved for it (so that the send completes into it); false if there is none.
+    fn take_reverse_claim(&mut self) -> bool;
     /// The key its rendezvous registration carries (the claim names it).
     fn key(&self) -> usize;
     /// A send: the key of the rendezvous receive it claimed, if it did.
@@ -56,6 +62,8 @@ trait Handle<'a> {
     fn is_ready(&self) -> bool;
     /// The operation, to register with.
     fn build(&'a self) -> Box<dyn Operation + 'a>;
+    /// Whether it is on a rendezvous channel (see [`Select::run`] for what that changes).
+    fn rendezvous(&self) -> bool;
 }
 
 impl<'a, T> Handle<'a> for Receiver<T> {
@@ -69,6 +77,7 @@ impl<'a, T> Handle<'a> for Receiver<T> {
             receiver: self,
             state: RecvState::new(),
             result: Some(result),
+            claimed_sender: false,
         }))
     }
 
@@ -76,11 +85,16 @@ impl<'a, T> Handle<'a> for Receiver<T> {
         recv_is_ready(self)
     }
 
+    fn rendezvous(&self) -> bool {
+        matches!(self.shared.flavor, Flavor::Zero(_))
+    }
+
     fn build(&'a self) -> Box<dyn Operation + 'a> {
         Box::new(RecvOp {
             receiver: self,
             state: RecvState::new(),
             result: None,
+            claimed_sender: false,
         })
     }
 }
@@ -100,6 +114,10 @@ impl<'a, T> Handle<'a> for Sender<T> {
 
     fn is_ready(&self) -> bool {
         send_is_ready(self)
+    }
+
+    fn rendezvous(&self) -> bool {
+        matches!(self.shared.flavor, Flavor::Zero(_))
     }
 
     fn build(&'a self) -> Box<dyn Operation + 'a> {
@@ -181,6 +199,9 @@ struct RecvOp<'a, T> {
     state: RecvState,
     /// Set once the operation completed (a receive is complete when it is selected).
     result: Option<Result<T, RecvError>>,
+    /// Its last poll claimed a selecting sender on a rendezvous channel (see
+    /// [`Operation::claimed_sender`]).
+    claimed_sender: bool,
 }
 
 impl<T> Operation for RecvOp<'_, T> {
@@ -222,6 +243,20 @@ impl<T> Operation for RecvOp<'_, T> {
         if peek {
             return self.state.poll_ready(shared, key, cx);
         }
+        self.claimed_sender = false;
+        if let Flavor::Zero(c) = &shared.flavor {
+            return match self.state.poll_zero_select(c, key, cx.waker(), ctx) {
+                SelectRecv::Ready(r) => {
+                    self.result = Some(r.map_err(|_| RecvError));
+                    Poll::Ready(())
+                }
+                SelectRecv::Claimed => {
+                    self.claimed_sender = true;
+                    Poll::Ready(())
+                }
+                SelectRecv::Pending => Poll::Pending,
+            };
+        }
         match self.state.poll_in(shared, key, cx, Some(ctx)) {
             Poll::Ready(r) => {
                 self.result = Some(r);
@@ -240,6 +275,14 @@ impl<T> Operation for RecvOp<'_, T> {
             }
             None => false,
         }
+    }
+
+    fn claimed_sender(&self) -> bool {
+        self.claimed_sender
+    }
+
+    fn take_reverse_claim(&mut self) -> bool {
+        unreachable!("only a select's sends are claimed by receivers")
     }
 
     fn key(&self) -> usize {
@@ -345,7 +388,23 @@ impl<T> Operation for SendOp<'_, T> {
     }
 
     fn wait_claimed(&mut self, _: &Parker, _: &Waker) -> bool {
-        unreachable!("only a select's receives are claimed")
+        unreachable!("only a select's receives wait for a claimed value")
+    }
+
+    fn claimed_sender(&self) -> bool {
+        false
+    }
+
+    fn take_reverse_claim(&mut self) -> bool {
+        let key = self.key();
+        match &self.sender.shared.flavor {
+            Flavor::Zero(c) => {
+                self.claimed = c.take_reverse_claim(key, &mut self.zero_registered);
+                debug_assert!(self.claimed.is_some(), "a claimed send has its receive");
+                self.claimed.is_some()
+            }
+            _ => unreachable!("only a rendezvous send is claimed"),
+        }
     }
 
     fn key(&self) -> usize {
@@ -500,7 +559,8 @@ fn send_selected<T>(
 ///
 /// 1. **Try** every operation without registering, starting at a random one (so that when
 ///    several are ready each is chosen with equal probability), spinning and yielding briefly
-///    between rounds as a blocking receive does.
+///    between rounds as a blocking receive does. A select with an operation on a rendezvous
+///    channel tries once and goes on: it spins in step 4 instead, once registered.
 /// 2. **Poll** every operation with this thread's waker: a receive that can take a message takes
 ///    it, a send that can proceed is chosen; otherwise the operation registers (W1) and re-checks
 ///    (W2). The first that is ready wins.
@@ -510,7 +570,10 @@ fn send_selected<T>(
 ///    swallows a wakeup another waiter needs. (The mutant `select_keeps_losing_registration`
 ///    skips the withdrawal; its loom model shows a receiver left asleep beside a message.)
 /// 4. If nothing was ready, the thread parks until woken, until the deadline, or until the
-///    earliest timer channel among the operations is due, and goes back to 2.
+///    earliest timer channel among the operations is due, and goes back to 2. A select with a
+///    rendezvous operation spins and yields for the wakeup first: a rendezvous partner can only
+///    pair with a select that is registered, so that is where the brief wait belongs (spinning
+///    unregistered, two selects that could pair only took turns yielding).
 ///
 /// # What "selected" means
 ///
@@ -541,12 +604,14 @@ fn send_selected<T>(
 ///   committed), and the selected send puts it there without waiting. If the selected send is
 ///   dropped unsent instead (a panic, or a `break`, `return` or `?` in `select!`'s message
 ///   expression), the claim is released and the claimed select goes back to waiting on all
-///   its cases. A select can be claimed only while it sleeps, never while it polls its own
-///   operations, so
-///   no select is committed twice: two threads that each select over "send to the other" and
-///   "receive from the other" always meet. (Without the claim both select their sends and both
-///   block in `send`; the mutant `select_send_no_claim` restores that, and the loom and
-///   shuttle models catch it.)
+///   its cases. The claim works the other way too: a select's receive that finds another
+///   select's send waiting (asleep) claims that select, which wakes with its send selected,
+///   and the receive waits for the value in a reservation the send then fills (or goes back
+///   to polling if the send is dropped unsent). A select can be claimed only while it sleeps,
+///   never while it polls its own operations, so no select is committed twice: two threads
+///   that each select over "send to the other" and "receive from the other" always meet.
+///   (Without the claim both select their sends and both block in `send`; the mutant
+///   `select_send_no_claim` restores that, and the shuttle model catches it.)
 ///
 /// Timer channels ([`after`](super::after), [`at`](super::at), [`tick`](super::tick),
 /// [`never`](super::never)) register nothing: the select parks no later than the earliest one is
@@ -944,6 +1009,15 @@ impl<'a> Select<'a> {
             deadline.is_some_and(|d| (crate::sync::MODEL && parked) || Instant::now() >= d)
         };
 
+        // A rendezvous operation completes only with a partner that can find it, and nothing
+        // finds a select that has not registered: such a select spins after registering, not
+        // before (step 4), as crossbeam-channel's does. Spinning unregistered, two selects
+        // that could pair (or a select and the sleeping partner it would wake) only took turns
+        // yielding: the `select_both` benchmark over rendezvous channels spent most of its
+        // time in `sched_yield`.
+        let rendezvous =
+            (0..n).any(|k| self.ops[at(k)].as_ref().expect("live").handle.rendezvous());
+
         // 1. Try without registering (on the handles: no operation is built unless selected).
         let mut backoff = Backoff::new();
         loop {
@@ -972,7 +1046,7 @@ impl<'a> Select<'a> {
             if wait.is_none() || timed_out(false) {
                 return None;
             }
-            if backoff.is_completed() {
+            if rendezvous || backoff.is_completed() {
                 break;
             }
             backoff.snooze();
@@ -1009,16 +1083,39 @@ impl<'a> Select<'a> {
             let mut parked = false;
             loop {
                 let mut chosen = None;
+                let mut reserved = None;
                 if n > 0 {
                     let start = rng.below(n);
                     for k in 0..n {
                         let i = at((start + k) % n);
                         let op = ops[i].as_mut().expect("live").op();
                         if op.poll(&mut cx, peek, &ctx).is_ready() {
-                            chosen = Some(i);
+                            if op.claimed_sender() {
+                                reserved = Some(i);
+                            } else {
+                                chosen = Some(i);
+                            }
                             break;
                         }
                     }
+                }
+                if let Some(i) = reserved {
+                    // This receive claimed a sleeping selecting sender (rendezvous): the
+                    // select is committed to it. Withdraw the rest first (the wait may take a
+                    // moment, and their wakeups belong to others), then wait for the value.
+                    // Our word stays `BUSY`, so nothing claims this select meanwhile. If the
+                    // claimed sender abandons its send, poll everything again.
+                    withdraw(ops, Some(i));
+                    if ops[i]
+                        .as_mut()
+                        .expect("live")
+                        .op()
+                        .wait_claimed(parker, waker)
+                    {
+                        ctx.set_done();
+                        return Some(i);
+                    }
+                    continue;
                 }
                 let give_up = chosen.is_none() && timed_out(parked);
                 if chosen.is_some() || give_up {
@@ -1035,22 +1132,29 @@ impl<'a> Select<'a> {
                     (a, b) => a.or(b),
                 };
                 ctx.set_waiting();
-                parker.park_until(wake_at);
+                if rendezvous {
+                    parker.spin_then_park_until(wake_at);
+                } else {
+                    parker.park_until(wake_at);
+                }
                 parked = true;
                 if let Err(key) = ctx.resume() {
-                    // A rendezvous sender claimed one of our receives while we slept: that is
-                    // the selected operation, whatever else is ready, unless the claimer
-                    // abandons it (its selected send dropped unsent); then poll again.
+                    // A rendezvous partner claimed one of our operations while we slept: that
+                    // is the selected operation, whatever else is ready. A claimed receive
+                    // waits for the claiming sender's value, unless the claimer abandons it
+                    // (its selected send dropped unsent); then poll again. A claimed send is
+                    // selected at once: a receive is reserved for its value.
                     let i = (0..n)
                         .map(at)
                         .find(|&i| ops[i].as_mut().expect("live").op().key() == key)
-                        .expect("a claim names one of this select's receives");
-                    if ops[i]
-                        .as_mut()
-                        .expect("live")
-                        .op()
-                        .wait_claimed(parker, waker)
-                    {
+                        .expect("a claim names one of this select's operations");
+                    let op = ops[i].as_mut().expect("live").op();
+                    let won = if op.is_send() {
+                        op.take_reverse_claim()
+                    } else {
+                        op.wait_claimed(parker, waker)
+                    };
+                    if won {
                         withdraw(ops, Some(i));
                         return Some(i);
                     }

@@ -38,6 +38,13 @@ impl Inner {
         }
     }
 
+    /// Takes the token if it is there, without blocking (true if it took one).
+    pub(crate) fn try_park(&self) -> bool {
+        self.state
+            .compare_exchange(NOTIFIED, EMPTY, Acquire, Relaxed)
+            .is_ok()
+    }
+
     /// Blocks until a token is available (true) or the deadline passes (false).
     pub(crate) fn park(&self, deadline: Option<Instant>) -> bool {
         if self

@@ -285,6 +285,21 @@ impl Parker {
     pub(crate) fn park_until(&self, deadline: Option<Instant>) -> bool {
         self.unparker.inner.park(deadline)
     }
+
+    /// [`park_until`](Self::park_until), spinning and yielding first while polling for the
+    /// token (`Backoff`): for a waiter whose partner usually comes within microseconds, and
+    /// whose registration lets that partner find it meanwhile (a select on a rendezvous
+    /// channel). The token protocol is the one `park` uses; only the wait before it differs.
+    pub(crate) fn spin_then_park_until(&self, deadline: Option<Instant>) -> bool {
+        let mut backoff = Backoff::new();
+        while !backoff.is_completed() {
+            if self.unparker.inner.try_park() {
+                return true;
+            }
+            backoff.snooze();
+        }
+        self.unparker.inner.park(deadline)
+    }
 }
 
 impl Default for Parker {

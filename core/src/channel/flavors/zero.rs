@@ -26,10 +26,13 @@
 //! **A select's receive is a promise only once claimed.** A receive that belongs to a `select`
 //! waits here as a task with its select's claim word ([`SelectCtx`]); a select's send that
 //! would pair with it must claim it first (see `SelectCtx` for why, and for the deadlock that
-//! happens otherwise).
+//! happens otherwise). Selecting senders wait (without a value) in `select_senders`, with their
+//! claim words too, and a select's receive that finds one asleep claims it in turn
+//! ([`Zero::poll_recv_select`]): whichever of two selects arrives second pairs them, with one
+//! wakeup.
 
 use super::{RecvFail, SendFail};
-use crate::park::{with_local_parker, Parker, Unparker};
+use crate::park::{with_local_parker, Backoff, Parker, Unparker};
 use crate::sync::atomic::{
     AtomicU32, AtomicUsize,
     Ordering::{Acquire, Release, SeqCst},
@@ -123,7 +126,8 @@ impl SelectCtx {
         })
     }
 
-    /// The owner is about to park: it may be claimed from now on.
+    /// The owner is about to park (a select on a rendezvous channel spins briefly first): it
+    /// may be claimed from now on.
     pub(crate) fn set_waiting(&self) {
         self.leave_busy(CTX_WAITING);
     }
@@ -211,6 +215,17 @@ enum Partner {
     None,
 }
 
+/// What a `select`'s receive found ([`Zero::poll_recv_select`]).
+pub(crate) enum SelectRecv<T> {
+    /// Received a value, or the channel is closed.
+    Ready(Result<T, RecvFail>),
+    /// Claimed a sleeping selecting sender: wait for its value with
+    /// [`wait_claimed`](Zero::wait_claimed).
+    Claimed,
+    /// Registered; wait to be woken.
+    Pending,
+}
+
 /// A waiting receiver.
 enum Receiving<T> {
     /// A blocked thread: takes the value into its packet.
@@ -223,14 +238,27 @@ enum Receiving<T> {
         waker: Waker,
         ctx: Option<Arc<SelectCtx>>,
     },
-    /// A select's receive that a selecting sender claimed: reserved for that sender, which
-    /// puts its value here when its selected operation is completed
-    /// ([`send_claimed`](Zero::send_claimed)); no other sender pairs with it.
+    /// A select's receive paired with a selecting sender, by either side's claim: reserved
+    /// for that sender, which puts its value here when its selected operation is completed
+    /// ([`send_claimed`](Zero::send_claimed)); no other sender pairs with it. `sender`: the
+    /// key of the send, when the receive claimed it (the claimed sender looks its receive up
+    /// by it, [`Zero::take_reverse_claim`]); `None` when the send claimed the receive.
     Claimed {
         key: usize,
+        sender: Option<usize>,
         waker: Waker,
         value: Option<T>,
     },
+}
+
+/// A `select`'s send waiting for a receiver (it holds no value yet).
+struct SelectSender {
+    /// The address of the select's operation.
+    key: usize,
+    waker: Waker,
+    /// The select's claim word: a selecting receiver that finds this sender waiting claims it
+    /// ([`Zero::poll_recv_select`]). `None` for a `ready`, which promises nothing.
+    ctx: Option<Arc<SelectCtx>>,
 }
 
 struct State<T> {
@@ -240,14 +268,14 @@ struct State<T> {
     /// first: one is woken when a receiver starts waiting (and passes the wakeup on if it does
     /// not pair, see `pass_on`), every one by `close`. Keyed by the address of the select's
     /// operation.
-    select_senders: VecDeque<(usize, Waker)>,
+    select_senders: VecDeque<SelectSender>,
     closed: bool,
 }
 
 impl<T> State<T> {
     /// Every selecting sender must look again (the channel closed).
     fn wake_select_senders(&mut self, wakes: &mut Vec<Wake>) {
-        wakes.extend(self.select_senders.drain(..).map(|(_, w)| Wake::Task(w)));
+        wakes.extend(self.select_senders.drain(..).map(|s| Wake::Task(s.waker)));
     }
 
     /// A receiver now waits: wake one selecting sender, the longest registered, to pair with
@@ -255,8 +283,8 @@ impl<T> State<T> {
     /// receiver claimed, and slept again). A woken sender that does not pair passes the wakeup
     /// on when it withdraws ([`Zero::cancel_send_ready`]).
     fn wake_one_select_sender(&mut self, wakes: &mut Vec<Wake>) {
-        if let Some((_, w)) = self.select_senders.pop_front() {
-            wakes.push(Wake::Task(w));
+        if let Some(s) = self.select_senders.pop_front() {
+            wakes.push(Wake::Task(s.waker));
         }
     }
 
@@ -274,6 +302,19 @@ impl<T> State<T> {
         {
             self.wake_one_select_sender(wakes);
         }
+    }
+
+    /// Claims the first selecting sender waiting here whose select sleeps (not `own`'s, not a
+    /// `ready`'s) and removes its registration. A sender whose select is polling gets `waker`
+    /// as a watcher: this receiver looks again when it stops.
+    fn claim_select_sender(&mut self, own: &Arc<SelectCtx>, waker: &Waker) -> Option<SelectSender> {
+        let i = self.select_senders.iter().position(|s| match &s.ctx {
+            Some(c) if !Arc::ptr_eq(c, own) => {
+                matches!(c.claim(s.key, Some(waker)), Claim::Claimed)
+            }
+            _ => false,
+        })?;
+        self.select_senders.remove(i)
     }
 
     /// Removes the first waiting receiver that is not reserved by a claim.
@@ -443,6 +484,9 @@ impl<T> Zero<T> {
         own: &Waker,
     ) -> Option<T> {
         *registered = false;
+        // The claimer is running or about to: its value usually comes within a few spins or
+        // yields, without the receiver going to sleep (and the claimer waking it).
+        let mut backoff = Backoff::new();
         loop {
             {
                 let mut state = self.state.lock();
@@ -462,7 +506,11 @@ impl<T> Zero<T> {
                     }
                 }
             }
-            parker.park();
+            if backoff.is_completed() {
+                parker.park();
+            } else {
+                backoff.snooze();
+            }
         }
     }
 
@@ -626,6 +674,81 @@ impl<T> Zero<T> {
         Poll::Pending
     }
 
+    /// One poll of a `select`'s receive (`ctx`: its claim word). As [`poll_recv`]
+    /// (Self::poll_recv), and one step more before it registers: a selecting sender that
+    /// waits here, asleep, is claimed (a CAS on its select's word, see [`SelectCtx`]) and the
+    /// receive is reserved for it. The claimed select wakes committed to that send, and its
+    /// selected send puts the value in the reservation. Without this, a receiver that finds
+    /// only selecting senders registers, wakes one, and sleeps until that sender claims it
+    /// back: two sleeps and two wakeups per message where one of each is enough.
+    pub(crate) fn poll_recv_select(
+        &self,
+        key: usize,
+        registered: &mut bool,
+        waker: &Waker,
+        ctx: &Arc<SelectCtx>,
+    ) -> SelectRecv<T> {
+        let mut state = self.state.lock();
+        if let Some((value, wake)) = state.take_from_sender() {
+            if *registered {
+                Self::remove_task(&mut state, key);
+                *registered = false;
+            }
+            drop(state);
+            wake.wake();
+            return SelectRecv::Ready(Ok(value));
+        }
+        if state.closed {
+            if *registered {
+                Self::remove_task(&mut state, key);
+                *registered = false;
+            }
+            return SelectRecv::Ready(Err(RecvFail::Disconnected));
+        }
+        if let Some(sender) = state.claim_select_sender(ctx, waker) {
+            if std::mem::take(registered) {
+                Self::remove_task(&mut state, key);
+            }
+            state.receivers.push_back(Receiving::Claimed {
+                key,
+                sender: Some(sender.key),
+                waker: waker.clone(),
+                value: None,
+            });
+            drop(state);
+            sender.waker.wake();
+            return SelectRecv::Claimed;
+        }
+        Self::register_task(state, key, registered, waker, Some(ctx));
+        SelectRecv::Pending
+    }
+
+    /// A select woke claimed for its send at `key` by a selecting receiver
+    /// ([`poll_recv_select`](Self::poll_recv_select)): the key of the receive reserved for it,
+    /// to complete with [`send_claimed`](Self::send_claimed). The receiver removed the send's
+    /// registration when it claimed it.
+    pub(crate) fn take_reverse_claim(&self, key: usize, registered: &mut bool) -> Option<usize> {
+        *registered = false;
+        let state = self.state.lock();
+        // Only an entry still waiting for its value: a receive this send filled earlier may
+        // not have collected it yet, and a new operation can sit at the old one's address.
+        // MUTANT select_claim_stale_reservation: match a filled reservation too (the first
+        // version): the new value overwrites the old one and the new claimer waits forever.
+        state.receivers.iter().find_map(|r| match r {
+            Receiving::Claimed {
+                key: k,
+                sender: Some(s),
+                value,
+                ..
+            } if *s == key
+                && (value.is_none() || cfg!(berth_mutant = "select_claim_stale_reservation")) =>
+            {
+                Some(*k)
+            }
+            _ => None,
+        })
+    }
+
     /// Puts the task at `key` in the receivers' FIFO (or updates its waker, keeping its place);
     /// a new receiver wakes the selecting senders.
     fn register_task(
@@ -776,6 +899,7 @@ impl<T> Zero<T> {
             // Reserve the receive for this sender: no other sender may pair with it now.
             state.receivers[i] = Receiving::Claimed {
                 key,
+                sender: None,
                 waker,
                 value: None,
             };
@@ -841,7 +965,14 @@ impl<T> Zero<T> {
                 key: k,
                 waker,
                 value,
-            } if *k == key => Some((waker.clone(), value)),
+                sender,
+            } if *k == key => {
+                // Filled: no longer a reservation for that send (its address may be reused).
+                if !cfg!(berth_mutant = "select_claim_stale_reservation") {
+                    *sender = None;
+                }
+                Some((waker.clone(), value))
+            }
             _ => None,
         });
         match slot {
@@ -882,7 +1013,7 @@ impl<T> Zero<T> {
         }
         if state.closed || matches!(partner, Partner::Found | Partner::Claimed(_)) {
             if std::mem::take(registered) {
-                state.select_senders.retain(|(k, _)| *k != key);
+                state.select_senders.retain(|s| s.key != key);
             }
             if peek {
                 // A `ready` promises nothing: whoever was waiting for a sender still is.
@@ -895,13 +1026,20 @@ impl<T> Zero<T> {
             return Poll::Ready(());
         }
         debug_assert!(wakes.is_empty(), "a claim is always used");
-        match state.select_senders.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, w)) => {
-                if !w.will_wake(waker) {
-                    *w = waker.clone();
+        match state.select_senders.iter_mut().find(|s| s.key == key) {
+            Some(s) => {
+                if !s.waker.will_wake(waker) {
+                    s.waker = waker.clone();
+                }
+                if !peek && !s.ctx.as_ref().is_some_and(|c| Arc::ptr_eq(c, ctx)) {
+                    s.ctx = Some(Arc::clone(ctx));
                 }
             }
-            None => state.select_senders.push_back((key, waker.clone())),
+            None => state.select_senders.push_back(SelectSender {
+                key,
+                waker: waker.clone(),
+                ctx: (!peek).then(|| Arc::clone(ctx)),
+            }),
         }
         *registered = true;
         Poll::Pending
@@ -915,7 +1053,7 @@ impl<T> Zero<T> {
         let mut wakes = Vec::new();
         {
             let mut state = self.state.lock();
-            state.select_senders.retain(|(k, _)| *k != key);
+            state.select_senders.retain(|s| s.key != key);
             // MUTANT select_sender_no_forward: a withdrawing sender passes nothing on; a
             // receiver whose one woken sender went elsewhere sleeps beside the others.
             if !cfg!(berth_mutant = "select_sender_no_forward") {
