@@ -267,9 +267,13 @@ def cell(mutant, checker, todo, timeout):
                         or ("error: failed to" in out and "test result" not in out))
         ran = sum(int(a) + int(b) for a, b in
                   re.findall(r"test result: \w+\. (\d+) passed; (\d+) failed", out))
+        # A checker's own report: Miri and TSan abort the test binary on what they find, so
+        # there is no libtest summary to count.
+        reported = any(k in out for k in ("panicked", "Undefined Behavior", "ThreadSanitizer:",
+                                          "deadlock"))
         if hung:
             v = "hung"
-        elif checker != "fuzz" and ran == 0 and not build_failed and "panicked" not in out:
+        elif checker != "fuzz" and ran == 0 and not build_failed and not reported:
             v = "error"  # no test matched: nothing was checked
         elif rc == 0:
             v = "passed"
