@@ -108,7 +108,8 @@ SUITES = {
     "select": {
         "loom": [("loom_select", [])],
         "shuttle": [("shuttle_select", [])],
-        "miri": [("channel_select", ["stress_exactly_once_across_flavours", "rendezvous"])],
+        "miri": [("channel_select", ["stress_exactly_once_across_flavours", "rendezvous",
+                                     "selecting_senders"])],
         "tsan": [("channel_select", [])],
         "stress": [("channel_select", [])],
         "proptest": [],
@@ -165,6 +166,7 @@ PRIMITIVE = {
     "batch_wakes_one": "mpsc",
     "select_send_no_claim": "select",
     "select_sender_no_forward": "select",
+    "select_claim_stale_reservation": "select",
 }
 
 
