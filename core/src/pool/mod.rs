@@ -42,11 +42,16 @@
 //! `latch.rs`).
 //!
 //! A job a worker pushes onto its *own* deque (the `b` of a join, a scope's job) wakes a sleeper
-//! without a contended RMW: the pusher runs a `SeqCst` fence between its push and its read of
-//! the idle count, and a worker falling asleep runs one between its registration and its last
-//! look at the deques, so one of the two always sees the other. (An earlier version had no
-//! fences and argued the miss cost only parallelism; it costs progress when the pushed job's
-//! sibling waits for it: `pool_suite` caught a join stranded that way.) A worker woken for new
+//! without a contended RMW: the pusher fences between its push and its read of the idle count,
+//! and a worker falling asleep fences between its registration and its last look at the deques,
+//! so one of the two always sees the other. (An earlier version had no fences and argued the
+//! miss cost only parallelism; it costs progress when the pushed job's sibling waits for it:
+//! `pool_suite` caught a join stranded that way.) The pair is asymmetric, because pushes are
+//! frequent and sleeps rare: on Linux the pusher's half is a compiler fence and the sleeper's is
+//! `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, a barrier on every CPU running the process;
+//! elsewhere, before the process registers for it, and under loom, shuttle and Miri (which
+//! cannot run it), both halves are `SeqCst` fences (`crate::sync::asymmetric` has the argument
+//! and what the checkers do not see). A worker woken for new
 //! work whose own latch is set at that moment returns to its caller, and passes the wakeup on.
 //!
 //! # Panics

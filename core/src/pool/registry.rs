@@ -6,9 +6,10 @@ use super::ThreadPoolBuildError;
 use crate::channel::{self, Receiver, Sender};
 use crate::deque::{Steal, Stealer, Worker};
 use crate::park::{Backoff, Parker, Unparker, WaitList};
+use crate::sync::asymmetric;
 use crate::sync::atomic::{
-    fence, AtomicUsize,
-    Ordering::{AcqRel, Acquire, SeqCst},
+    AtomicUsize,
+    Ordering::{AcqRel, Acquire},
 };
 use crate::sync::thread::JoinHandle;
 use crate::sync::{Arc, Mutex};
@@ -97,6 +98,8 @@ impl Drop for AbortIfPanic {
 impl Registry {
     /// Builds the registry and starts its threads.
     pub(crate) fn new(mut config: Config) -> Result<Arc<Registry>, ThreadPoolBuildError> {
+        // Before any worker pushes: the push/sleep fence pair is asymmetric from the start.
+        asymmetric::prepare();
         let n = config.num_threads.max(1);
         let workers: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new()).collect();
         let parkers: Vec<Parker> = (0..n).map(|_| Parker::new()).collect();
@@ -245,8 +248,11 @@ impl WorkerThread {
         // store-buffering pair: without both fences each can miss the other, and a job whose
         // sibling waits for it could sit unseen while the other worker sleeps; pool_suite's
         // `join_first_closure_waiting_for_the_second_is_not_stranded` saw that about once in
-        // 200,000 joins).
-        fence(SeqCst);
+        // 200,000 joins). The pair is asymmetric (`crate::sync::asymmetric`): a compiler
+        // fence here, on every push, and a process-wide barrier on the sleeper's side, which
+        // is rare; where the system call is unavailable (and under the models) both are
+        // `SeqCst` fences.
+        asymmetric::light();
         self.registry.notify_local_push();
     }
 
@@ -359,7 +365,7 @@ impl WorkerThread {
             }
         }
         // Pairs with the fence in `push` (see there).
-        fence(SeqCst);
+        asymmetric::heavy();
         let changed = registry.events.fetch_add(0, AcqRel) != seen // W2
             || registry.has_visible_work()
             || (latch.is_none() && registry.terminate.load(Acquire) != 0);

@@ -41,6 +41,8 @@ mod shuttle;
 #[cfg(all(shuttle, not(loom)))]
 pub(crate) use self::shuttle::*;
 
+pub(crate) mod asymmetric;
+
 use ::std::ops::{Deref, DerefMut};
 
 /// `std::sync::OnceLock`, for process-wide statics (the global pool). Not modelled: the models
