@@ -171,7 +171,8 @@ PRIMITIVE = {
 
 
 def git(*args):
-    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    # Only trailing whitespace: `status --porcelain` lines start with a space (" M path").
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.rstrip()
 
 
 def test_names():
