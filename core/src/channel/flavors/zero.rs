@@ -654,24 +654,34 @@ impl<T> Zero<T> {
         ctx: Option<&Arc<SelectCtx>>,
     ) -> Poll<Result<T, RecvFail>> {
         let mut state = self.state.lock();
-        if let Some((value, wake)) = state.take_from_sender() {
-            if *registered {
-                Self::remove_task(&mut state, key);
-                *registered = false;
-            }
+        if let Some((result, wake)) = Self::take_or_closed(&mut state, key, registered) {
             drop(state);
-            wake.wake();
-            return Poll::Ready(Ok(value));
-        }
-        if state.closed {
-            if *registered {
-                Self::remove_task(&mut state, key);
-                *registered = false;
+            if let Some(w) = wake {
+                w.wake();
             }
-            return Poll::Ready(Err(RecvFail::Disconnected));
+            return Poll::Ready(result);
         }
         Self::register_task(state, key, registered, waker, ctx);
         Poll::Pending
+    }
+
+    /// Where every poll of a receive starts: a waiting sender's value (and the sender to wake
+    /// once the lock is released), or the close. Either completes the receive, so the task's
+    /// registration, if any, is withdrawn.
+    fn take_or_closed(
+        state: &mut State<T>,
+        key: usize,
+        registered: &mut bool,
+    ) -> Option<(Result<T, RecvFail>, Option<Wake>)> {
+        let outcome = match state.take_from_sender() {
+            Some((value, wake)) => (Ok(value), Some(wake)),
+            None if state.closed => (Err(RecvFail::Disconnected), None),
+            None => return None,
+        };
+        if std::mem::take(registered) {
+            Self::remove_task(state, key);
+        }
+        Some(outcome)
     }
 
     /// One poll of a `select`'s receive (`ctx`: its claim word). As [`poll_recv`]
@@ -689,21 +699,12 @@ impl<T> Zero<T> {
         ctx: &Arc<SelectCtx>,
     ) -> SelectRecv<T> {
         let mut state = self.state.lock();
-        if let Some((value, wake)) = state.take_from_sender() {
-            if *registered {
-                Self::remove_task(&mut state, key);
-                *registered = false;
-            }
+        if let Some((result, wake)) = Self::take_or_closed(&mut state, key, registered) {
             drop(state);
-            wake.wake();
-            return SelectRecv::Ready(Ok(value));
-        }
-        if state.closed {
-            if *registered {
-                Self::remove_task(&mut state, key);
-                *registered = false;
+            if let Some(w) = wake {
+                w.wake();
             }
-            return SelectRecv::Ready(Err(RecvFail::Disconnected));
+            return SelectRecv::Ready(result);
         }
         if let Some(sender) = state.claim_select_sender(ctx, waker) {
             if std::mem::take(registered) {
