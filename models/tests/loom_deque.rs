@@ -193,3 +193,33 @@ fn owner_laps_a_slow_thief() {
         report(verdict);
     });
 }
+
+/// A thief may claim an element through the buffer it loaded before a grow, and release it
+/// there; the owner, lapping that element's slot in the new buffer, looks for the stamp in the
+/// older buffer too (`Buffer::released_in_older`). The check must never let it write a slot a
+/// thief is still reading through the *new* buffer: loom's cell tracking reports any overlap.
+#[test]
+fn owner_laps_a_thief_that_stole_across_a_grow() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(|| {
+        trace::start();
+        let w = Worker::new();
+        push(&w, 0u32);
+        push(&w, 1);
+        let s = w.stealer();
+        let s2 = w.stealer();
+        let thief = thread::spawn(move || steal_all(&s, 1));
+        push(&w, 2); // grows: 2 slots -> 4 (indices up to 2 copied or written there)
+        let mut all = steal_all(&s2, 1); // the owner's thread steals one too, moving `top`
+        push(&w, 3);
+        push(&w, 4); // index 4 maps to slot 0 of the 4-slot buffer: index 0's slot
+        all.extend(thief.join().unwrap());
+        while let Some(v) = pop(&w) {
+            all.push(v);
+        }
+        let verdict = exactly_once(all, &[0, 1, 2, 3, 4]);
+        drop(w);
+        report(verdict);
+    });
+}

@@ -53,7 +53,12 @@
 //! reads the slot, then it stores `t + capacity` into the slot's *stamp* (`Release`). The owner
 //! writes index `b` into a slot only if the stamp says the slot's previous element (`b -
 //! capacity`) was read out (`Acquire`), or if that previous element never lived in this buffer;
-//! otherwise it moves to a new buffer instead of waiting for the thief. So a slot is never
+//! otherwise it moves to a new buffer instead of waiting for the thief. (A thief that loaded
+//! the buffer pointer before a growth claims and stamps its element in the *old* buffer; when
+//! the owner laps that element's slot in the new buffer, it looks for the stamp in the buffer
+//! the element was copied from as well. Until it did, every growth while thieves were busy
+//! made the owner take a finished thief for a stalled one a lap later and grow again: the
+//! capacity came to track the number of pushes ever made.) So a slot is never
 //! written while a thief may still read it, and the value a thief reads is exactly the element
 //! it claimed. The owner, which takes elements without a CAS in the common case, needs no stamp
 //! for those: a slot it popped at index `b` is pushed again at index `b`, not `b + capacity`.
@@ -111,10 +116,20 @@ struct Buffer<T> {
     /// Indices below `base` were claimed before this buffer became current: no thief reads
     /// them from it, so the slots they map to need no stamp check on their first write.
     base: usize,
+    /// Indices in `base..copied_end` were copied here from `older` (the buffer this one
+    /// replaced; null for the first): a thief may have claimed one of them through `older`,
+    /// and then released it there (see [`released_in_older`](Self::released_in_older)).
+    copied_end: usize,
+    older: *const Buffer<T>,
 }
 
 impl<T> Buffer<T> {
-    fn alloc(cap: usize, base: usize) -> *mut Buffer<T> {
+    fn alloc(
+        cap: usize,
+        base: usize,
+        copied_end: usize,
+        older: *const Buffer<T>,
+    ) -> *mut Buffer<T> {
         debug_assert!(cap.is_power_of_two());
         let slots = (0..cap)
             .map(|_| Slot {
@@ -123,7 +138,12 @@ impl<T> Buffer<T> {
                 value: UnsafeCell::new(MaybeUninit::uninit()),
             })
             .collect();
-        Box::into_raw(Box::new(Buffer { slots, base }))
+        Box::into_raw(Box::new(Buffer {
+            slots,
+            base,
+            copied_end,
+            older,
+        }))
     }
 
     #[inline]
@@ -146,7 +166,36 @@ impl<T> Buffer<T> {
         if cfg!(berth_mutant = "deque_skip_stamp") {
             return true;
         }
-        (prev.wrapping_sub(self.base) as isize) < 0 || self.slot(b).stamp.load(Acquire) == b
+        (prev.wrapping_sub(self.base) as isize) < 0
+            || self.slot(b).stamp.load(Acquire) == b
+            || self.released_in_older(prev)
+    }
+
+    /// True if index `i`, which was copied into this buffer from an older one, was claimed
+    /// through an older buffer and released there: then no thief reads it from this one.
+    ///
+    /// A thief claims an index through the buffer it loaded, which may predate a growth that
+    /// copied the index on; it releases the index by stamping *that* buffer. Without this
+    /// check the owner, lapping the index in the new buffer, would find the new stamp unset
+    /// forever and take a finished thief for a stalled one (and grow for it, once per lap).
+    /// Each index is claimed once (when `top` passes it), and the stamp `i + cap` is stored
+    /// only by the release of index `i`, so finding it in any buffer proves the claimant done.
+    #[cold]
+    fn released_in_older(&self, i: usize) -> bool {
+        let mut buf = self;
+        // `i` lived in `buf.older` only if it was copied from there (`i < buf.copied_end`;
+        // `i >= buf.base` holds along the chain: every base is at most this buffer's, and
+        // the caller checked `i >= self.base`).
+        while (i.wrapping_sub(buf.copied_end) as isize) < 0 && !buf.older.is_null() {
+            // SAFETY: buffers are freed only when the deque is dropped, and the owner (our
+            // caller) keeps it alive; `older` pointers are set once, at allocation.
+            let older = unsafe { &*buf.older };
+            if older.slot(i).stamp.load(Acquire) == i.wrapping_add(older.cap()) {
+                return true;
+            }
+            buf = older;
+        }
+        false
     }
 
     /// Writes index `b`. The caller has checked [`writable`](Self::writable) and is the owner.
@@ -334,7 +383,7 @@ impl<T> Worker<T> {
     /// below `usize::MAX` to cover the wrap-around).
     #[doc(hidden)]
     pub fn with_start_index(start: usize) -> Self {
-        let buffer = Buffer::alloc(MIN_CAP, start);
+        let buffer = Buffer::alloc(MIN_CAP, start, start, std::ptr::null());
         Worker {
             inner: Arc::new(Inner {
                 top: CachePadded::new(AtomicUsize::new(start)),
@@ -420,7 +469,7 @@ impl<T> Worker<T> {
     #[cold]
     fn grow(&self, t: usize, b: usize, cap: usize) -> &Buffer<T> {
         let old = self.buf();
-        let new = Buffer::alloc(cap, t);
+        let new = Buffer::alloc(cap, t, b, old);
         let mut i = t;
         while i != b {
             old.slot(i).value.with(|src| {
@@ -835,6 +884,60 @@ impl<T> FromIterator<Steal<T>> for Steal<T> {
 #[cfg(all(test, not(loom), not(shuttle)))]
 mod tests {
     use super::*;
+
+    /// A thief that loaded the buffer pointer just before a growth claims its element through
+    /// the *old* buffer and releases it there. When the owner laps that index in the new
+    /// buffer, the new buffer's stamp was never set: the owner must look at the buffer the
+    /// element was copied from rather than treat the finished thief as stalled. (Treating it
+    /// as stalled grew the buffer once per lap, forever: every growth leaves such an index
+    /// while thieves are busy, so the capacity came to track the number of pushes ever made,
+    /// 8M slots after a few minutes of the deque benchmark.)
+    #[test]
+    fn a_thief_that_read_the_old_buffer_does_not_look_stalled() {
+        let w = Worker::new();
+        let s = w.stealer();
+        let mut expect_stolen = 0u64;
+        let mut next = 0u64;
+        let rounds = if cfg!(miri) { 2 } else { 8 };
+        for round in 0..rounds {
+            let cap = w.buf().cap();
+            // Fill the buffer, so the next push grows it.
+            while w.len() < cap {
+                w.push(next);
+                next += 1;
+            }
+            // A thief gets as far as loading the buffer pointer, then the owner grows.
+            let inner = &*s.inner;
+            let t = inner.top.load(Acquire);
+            let old = inner.buffer.load(Acquire);
+            w.push(next);
+            next += 1;
+            assert_eq!(w.buf().cap(), 2 * cap, "round {round}: the push grows the buffer");
+            // The thief claims and reads index `t` through the old buffer.
+            inner
+                .top
+                .compare_exchange(t, t.wrapping_add(1), SeqCst, Relaxed)
+                .expect("single-threaded");
+            // SAFETY: our CAS claimed `t`, and `old` was loaded after `t` was pushed.
+            assert_eq!(unsafe { take_claimed(&*old, t) }, expect_stolen);
+            expect_stolen += 1;
+            // Other thieves keep the deque short while the owner laps the new buffer 3 times.
+            for _ in 0..3 * 2 * cap {
+                assert_eq!(s.steal(), Steal::Success(expect_stolen));
+                expect_stolen += 1;
+                w.push(next);
+                next += 1;
+            }
+            assert_eq!(
+                w.buf().cap(),
+                2 * cap,
+                "round {round}: the owner grew again for a thief that had finished"
+            );
+        }
+        assert_eq!(s.inner.retired.lock().len(), rounds);
+        let left = w.len() as u64;
+        assert_eq!(left, next - expect_stolen);
+    }
 
     /// A thief that claims an element and is descheduled before reading it, again and again,
     /// while the owner pushes on and other thieves keep the deque short. The owner laps the
