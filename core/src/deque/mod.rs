@@ -182,6 +182,12 @@ impl<T> Buffer<T> {
     /// only by the release of index `i`, so finding it in any buffer proves the claimant done.
     #[cold]
     fn released_in_older(&self, i: usize) -> bool {
+        // MUTANT deque_trust_copied: assume that an element copied in from an older buffer was
+        // claimed through that buffer (true when the thief loaded it before the growth, false
+        // when it loaded this one).
+        if cfg!(berth_mutant = "deque_trust_copied") {
+            return (i.wrapping_sub(self.copied_end) as isize) < 0;
+        }
         let mut buf = self;
         // `i` lived in `buf.older` only if it was copied from there (`i < buf.copied_end`;
         // `i >= buf.base` holds along the chain: every base is at most this buffer's, and
@@ -912,7 +918,11 @@ mod tests {
             let old = inner.buffer.load(Acquire);
             w.push(next);
             next += 1;
-            assert_eq!(w.buf().cap(), 2 * cap, "round {round}: the push grows the buffer");
+            assert_eq!(
+                w.buf().cap(),
+                2 * cap,
+                "round {round}: the push grows the buffer"
+            );
             // The thief claims and reads index `t` through the old buffer.
             inner
                 .top
