@@ -228,9 +228,16 @@ impl<T> Buffer<T> {
 }
 
 /// What the owner and the thieves share.
+///
+/// `top` and `bottom` share a cache line on purpose (`repr(C)`: they come first, and
+/// `buffer`'s alignment keeps everything else off their line). Every push, pop and steal reads
+/// both and writes one, so padding them apart makes each meeting of the owner and a thief cost
+/// two line transfers instead of one. With them apart, the deque benchmark's rounds took 1.3-1.4
+/// times as long (one to four thieves; crossbeam-deque keeps them together too).
+#[repr(C)]
 struct Inner<T> {
-    top: CachePadded<AtomicUsize>,
-    bottom: CachePadded<AtomicUsize>,
+    top: AtomicUsize,
+    bottom: AtomicUsize,
     buffer: CachePadded<AtomicPtr<Buffer<T>>>,
     /// Buffers replaced by growth: freed when the deque is dropped (see the module docs).
     retired: Mutex<Vec<*mut Buffer<T>>>,
@@ -392,8 +399,8 @@ impl<T> Worker<T> {
         let buffer = Buffer::alloc(MIN_CAP, start, start, std::ptr::null());
         Worker {
             inner: Arc::new(Inner {
-                top: CachePadded::new(AtomicUsize::new(start)),
-                bottom: CachePadded::new(AtomicUsize::new(start)),
+                top: AtomicUsize::new(start),
+                bottom: AtomicUsize::new(start),
                 buffer: CachePadded::new(AtomicPtr::new(buffer)),
                 retired: Mutex::new(Vec::new()),
             }),
