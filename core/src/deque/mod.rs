@@ -35,6 +35,12 @@
 //! - **steal** (thief): read `top`; **the steal fence** (`SeqCst`); read `bottom`; if
 //!   `top < bottom`, CAS `top` from `t` to `t + 1`.
 //!
+//! The owner keeps its own copy of `bottom` (it is the only writer) and a lower bound of `top`
+//! (the last value it read: `top` only grows). A push checks for room against the bound and
+//! rereads `top` only when the bound says the buffer may be full, so in the common case it
+//! stores `bottom` and reads nothing the thieves write; a pop that the bound shows empty
+//! returns without touching shared memory.
+//!
 //! The two fences are what make "the owner sees the thief's claim, or the thief sees the owner's
 //! decrement" true: without either, the owner can read a stale `top` while a thief reads a stale
 //! `bottom`, and both take the same element (the mutants `deque_no_take_fence` and
@@ -298,6 +304,11 @@ pub struct Worker<T> {
     inner: Arc<Inner<T>>,
     /// The current buffer (only the owner replaces it, so it caches it).
     buffer: Cell<*mut Buffer<T>>,
+    /// `bottom` (only the owner stores it, so it caches it).
+    bottom: Cell<usize>,
+    /// A value `top` had (it only grows, so this is a lower bound): a push that finds room
+    /// against it has room, without reading the line the thieves write.
+    top_bound: Cell<usize>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -405,6 +416,8 @@ impl<T> Worker<T> {
                 retired: Mutex::new(Vec::new()),
             }),
             buffer: Cell::new(buffer),
+            bottom: Cell::new(start),
+            top_bound: Cell::new(start),
             _not_sync: PhantomData,
         }
     }
@@ -443,18 +456,21 @@ impl<T> Worker<T> {
     /// assert_eq!(w.pop(), Some(2));
     /// ```
     pub fn push(&self, value: T) {
-        let b = self.inner.bottom.load(Relaxed);
-        let t = self.inner.top.load(Acquire);
+        let b = self.bottom.get();
         let mut buf = self.buf();
-        let len = b.wrapping_sub(t) as isize;
-        if len >= buf.cap() as isize || !buf.writable(b) {
-            buf = self.make_room(t, b, len);
+        // Against a lower bound of `top` the length is an upper bound: room here is room. In
+        // the common case a push reads no line a thief writes, and only stores `bottom` (a
+        // store miss does not stall the owner; a load miss would).
+        let len_bound = b.wrapping_sub(self.top_bound.get()) as isize;
+        if len_bound >= buf.cap() as isize || !buf.writable(b) {
+            buf = self.make_room(b);
         }
         // SAFETY: we are the owner and `buf.writable(b)` holds (checked, or `buf` is new and
         // `b - cap` is below its base).
         unsafe { buf.write(b, value) };
         // Release: a thief that reads this bottom (or a later one) sees the element.
         self.inner.bottom.store(b.wrapping_add(1), Release);
+        self.bottom.set(b.wrapping_add(1));
     }
 
     /// The slow path of `push`: the buffer is full, or a thief that claimed the slot's previous
@@ -464,9 +480,15 @@ impl<T> Worker<T> {
     /// takes longer to lap, so stalled thieves trigger fewer and fewer moves (see the module
     /// docs).
     #[cold]
-    fn make_room(&self, t: usize, b: usize, len: isize) -> &Buffer<T> {
+    fn make_room(&self, b: usize) -> &Buffer<T> {
         let buf = self.buf();
+        let t = self.inner.top.load(Acquire);
+        self.top_bound.set(t);
+        let len = b.wrapping_sub(t) as isize;
         if len < buf.cap() as isize {
+            if buf.writable(b) {
+                return buf; // only the bound on `top` was stale
+            }
             let mut backoff = crate::park::Backoff::new();
             while !backoff.is_completed() {
                 backoff.snooze();
@@ -516,7 +538,10 @@ impl<T> Worker<T> {
     /// assert_eq!(w.pop(), Some(7));
     /// ```
     pub fn pop(&self) -> Option<T> {
-        let b = self.inner.bottom.load(Relaxed).wrapping_sub(1);
+        if (self.bottom.get().wrapping_sub(self.top_bound.get()) as isize) <= 0 {
+            return None; // `top` is at least the bound: empty, without touching shared lines
+        }
+        let b = self.bottom.get().wrapping_sub(1);
         // Release (not the papers' relaxed): a thief that reads this bottom must also see every
         // element below it (C++20 no longer counts later relaxed stores of the same thread in
         // the push's release sequence).
@@ -526,6 +551,7 @@ impl<T> Worker<T> {
         #[cfg(not(berth_mutant = "deque_no_take_fence"))]
         fence(SeqCst);
         let t = self.inner.top.load(Relaxed);
+        self.top_bound.set(t);
         let len = b.wrapping_sub(t) as isize;
         if len < 0 {
             // Empty: undo the decrement.
@@ -534,6 +560,7 @@ impl<T> Worker<T> {
         }
         let buf = self.buf();
         if len > 0 {
+            self.bottom.set(b);
             // SAFETY: `top < b` after the fence: no thief can claim index `b` (the fences make
             // any thief that claims after this point see our smaller bottom). It is ours.
             return Some(unsafe { buf.read(b) });
