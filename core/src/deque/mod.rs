@@ -455,6 +455,7 @@ impl<T> Worker<T> {
     /// w.push(2);
     /// assert_eq!(w.pop(), Some(2));
     /// ```
+    #[inline]
     pub fn push(&self, value: T) {
         let b = self.bottom.get();
         let mut buf = self.buf();
@@ -537,6 +538,7 @@ impl<T> Worker<T> {
     /// w.push(7);
     /// assert_eq!(w.pop(), Some(7));
     /// ```
+    #[inline]
     pub fn pop(&self) -> Option<T> {
         if (self.bottom.get().wrapping_sub(self.top_bound.get()) as isize) <= 0 {
             return None; // `top` is at least the bound: empty, without touching shared lines

@@ -314,6 +314,7 @@ impl WorkerThread {
     }
 
     fn main_loop(&self) {
+        let mut backoff = Backoff::new();
         loop {
             // Read before the search: a worker exits only if a search that began after it saw
             // `terminate` found nothing (a job injected before the pool's drop is seen by it).
@@ -323,12 +324,18 @@ impl WorkerThread {
             if let Some(job) = self.find_work() {
                 // SAFETY: taken from a deque or the injector.
                 unsafe { self.execute(job) };
+                backoff = Backoff::new();
                 continue;
             }
             if terminating {
                 return;
             }
+            if !backoff.is_completed() {
+                backoff.snooze();
+                continue;
+            }
             self.sleep(seen, None);
+            backoff = Backoff::new();
         }
     }
 
