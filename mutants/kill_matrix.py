@@ -160,6 +160,7 @@ PRIMITIVE = {
     "deque_no_take_fence": "deque",
     "deque_no_steal_fence": "deque",
     "deque_skip_stamp": "deque",
+    "deque_trust_copied": "deque",
     "latch_sleep_by_store": "pool",
     "async_cancel_no_forward": "async",
     "select_keeps_losing_registration": "select",
