@@ -133,6 +133,18 @@ SUITES = {
         "proptest": [("deque_proptest", [])],
         "fuzz": ["deque", "two_threads"],
     },
+    # The asymmetric fence pair (sync::asymmetric): its litmus test is a unit test of the crate
+    # ("lib"); the pool and the asymmetric deque scenarios are its users.
+    "asymmetric": {
+        "loom": [("loom_pool", [])],
+        "shuttle": [("shuttle_pool", [])],
+        "miri": [("pool_suite", ["fib_join_at_every_level_matches_sequential"])],
+        "tsan": [("lib", ["sync::asymmetric"]), ("pool_suite", [])],
+        "stress": [("lib", ["sync::asymmetric"]), ("deque_suite", ["asymmetric"]),
+                   ("pool_suite", [])],
+        "proptest": [],
+        "fuzz": [],
+    },
     "pool": {
         "loom": [("loom_pool", [])],
         "shuttle": [("shuttle_pool", [])],
@@ -162,6 +174,7 @@ PRIMITIVE = {
     "deque_skip_stamp": "deque",
     "deque_trust_copied": "deque",
     "latch_sleep_by_store": "pool",
+    "asymmetric_heavy_no_barrier": "asymmetric",
     "async_cancel_no_forward": "async",
     "select_keeps_losing_registration": "select",
     "batch_wakes_one": "mpsc",
@@ -210,20 +223,21 @@ def runs(checker, primitive):
                 env["SHUTTLE_ITERATIONS"] = os.environ.get("SHUTTLE_ITERATIONS", "200")
             argv = ["cargo", "test", "-p", "berth-models", "--release", "--test", test, "--", *filters]
         else:
-            if test not in core:
+            if test != "lib" and test not in core:
                 continue
+            target = ["--lib"] if test == "lib" else ["--test", test]
             if checker == "miri":
                 env = {"MIRIFLAGS": "-Zmiri-strict-provenance", "CARGO_TARGET_DIR": str(TARGET / "miri")}
-                argv = ["cargo", nightly, "miri", "test", "-p", "berth", "--test", test, "--", *filters]
+                argv = ["cargo", nightly, "miri", "test", "-p", "berth", *target, "--", *filters]
             elif checker == "tsan":
                 env = {"RUSTFLAGS": "-Zsanitizer=thread", "CARGO_TARGET_DIR": str(TARGET / "tsan"),
                        "TSAN_OPTIONS": "halt_on_error=1"}
                 argv = ["cargo", nightly, "test", "-Zbuild-std", "--target",
                         os.environ.get("TSAN_TARGET", "x86_64-unknown-linux-gnu"), "-p", "berth",
-                        "--test", test, "--", *filters]
+                        *target, "--", *filters]
             else:  # stress, proptest
                 env = {"CARGO_TARGET_DIR": str(TARGET / "std")}
-                argv = ["cargo", "test", "-p", "berth", "--test", test, "--", *filters]
+                argv = ["cargo", "test", "-p", "berth", *target, "--", *filters]
         out.append((f"{test} {' '.join(filters)}".strip(), argv, env, ROOT))
     return out
 

@@ -39,7 +39,9 @@ def command(check):
             "CARGO_TARGET_DIR": str(ROOT / "target" / "mutants"),
             "BERTH_PARKER": check.get("parker", ""),
         }
-        argv = ["cargo", "test", "-p", "berth", "--test", test, "--", filt, "--exact"]
+        # `test = "lib"`: a unit test inside the crate (FILTER is its full path).
+        target = ["--lib"] if test == "lib" else ["--test", test]
+        argv = ["cargo", "test", "-p", "berth", *target, "--", filt, "--exact"]
     else:
         raise SystemExit(f"unknown checker {check['checker']!r}")
     return env, argv

@@ -699,18 +699,27 @@ fn check_increasing(claims: &[u64], who: &str, what: &str) {
 /// batch's items are its claims in order: the one returned, then the moved ones, which its
 /// empty local worker pops newest first.)
 fn exactly_once_with_thieves(thieves: usize, start: usize) {
-    let name = format!("exactly once, {thieves} thieves, start index {start}");
+    exactly_once_with_fences(thieves, start, false);
+}
+
+/// As [`exactly_once_with_thieves`], on a deque with asymmetric fences
+/// (`Worker::new_asymmetric`: the owner's take fence is a compiler fence, each steal that finds
+/// work pays a process-wide barrier). The models cannot check that pair (they see two `SeqCst`
+/// fences), so these real-thread rounds are its test.
+fn exactly_once_with_fences(thieves: usize, start: usize, asymmetric: bool) {
+    let fences = if asymmetric { ", asymmetric" } else { "" };
+    let name = format!("exactly once, {thieves} thieves, start index {start}{fences}");
     with_watchdog(WATCHDOG_SECS, &name.clone(), move || {
         for rep in 0..REPEATS {
-            exactly_once_round(thieves, start, &format!("{name}, round {rep}"));
+            exactly_once_round(thieves, start, asymmetric, &format!("{name}, round {rep}"));
         }
     });
 }
 
 /// One round of [`exactly_once_with_thieves`], on fresh deques and threads.
-fn exactly_once_round(thieves: usize, start: usize, what: &str) {
+fn exactly_once_round(thieves: usize, start: usize, asymmetric: bool, what: &str) {
     let what = what.to_owned();
-    let w = worker_at(start);
+    let w = Worker::with_start_index_and_fences(start, asymmetric);
     let stealer = w.stealer();
     let done = Arc::new(AtomicBool::new(false));
     let handles: Vec<_> = (0..thieves)
@@ -825,6 +834,21 @@ fn exactly_once_four_thieves_wrapping() {
     exactly_once_with_thieves(4, usize::MAX - WRAP_AHEAD);
 }
 
+#[test]
+fn exactly_once_one_thief_asymmetric() {
+    exactly_once_with_fences(1, 0, true);
+}
+
+#[test]
+fn exactly_once_two_thieves_asymmetric() {
+    exactly_once_with_fences(2, 0, true);
+}
+
+#[test]
+fn exactly_once_four_thieves_asymmetric_wrapping() {
+    exactly_once_with_fences(4, usize::MAX - WRAP_AHEAD, true);
+}
+
 /// Thieves stealing from thieves: two workers each batch-steal from the owner into their own
 /// deque, and steal from each other's, while a third thief steals from all three. Every item
 /// once.
@@ -913,4 +937,62 @@ fn exactly_once_thieves_stealing_from_thieves() {
         all.extend(join(outer));
         check_exactly_once(&all, n, "thieves stealing from thieves");
     });
+}
+
+/// The owner keeps its deque at one or two elements (push one, pop it back two times in three)
+/// while thieves steal: nearly every pop races a steal for the last element, the race the two
+/// fences decide. Every item once, with either kind of fences.
+fn last_element_races(thieves: usize, asymmetric: bool) {
+    let fences = if asymmetric {
+        "asymmetric"
+    } else {
+        "symmetric"
+    };
+    let name = format!("last-element races, {thieves} thieves, {fences} fences");
+    with_watchdog(WATCHDOG_SECS, &name.clone(), move || {
+        for rep in 0..REPEATS {
+            let w = Worker::with_start_index_and_fences(0, asymmetric);
+            let done = Arc::new(AtomicBool::new(false));
+            let handles: Vec<_> = (0..thieves)
+                .map(|_| {
+                    let s = w.stealer();
+                    let done = Arc::clone(&done);
+                    thread::spawn(move || {
+                        let mut got = Vec::new();
+                        loop {
+                            match s.steal() {
+                                Steal::Success(v) => got.push(v),
+                                Steal::Retry => std::hint::spin_loop(),
+                                Steal::Empty if done.load(Acquire) => return got,
+                                Steal::Empty => std::hint::spin_loop(),
+                            }
+                        }
+                    })
+                })
+                .collect();
+            let mut all = Vec::with_capacity(N);
+            for i in 0..N as u64 {
+                w.push(i);
+                if i % 3 != 0 {
+                    all.extend(w.pop());
+                }
+            }
+            all.extend(std::iter::from_fn(|| w.pop()));
+            done.store(true, Release);
+            for h in handles {
+                all.extend(join(h));
+            }
+            check_exactly_once(&all, N, &format!("{name}, round {rep}"));
+        }
+    });
+}
+
+#[test]
+fn last_element_races_two_thieves() {
+    last_element_races(2, false);
+}
+
+#[test]
+fn last_element_races_two_thieves_asymmetric() {
+    last_element_races(2, true);
 }

@@ -47,6 +47,29 @@
 //! `deque_no_steal_fence` remove one each; the loom models in `models/tests/loom_deque.rs` find
 //! the schedule and report "an element was taken twice").
 //!
+//! # Asymmetric fences ([`Worker::new_asymmetric`])
+//!
+//! In a fork-join pool the owner pops at every join and thieves steal rarely, so the two
+//! fences are paid very unevenly. An asymmetric deque moves the cost to the thieves: the take
+//! fence becomes a compiler fence (the owner's `bottom` store and `top` load stay in program
+//! order, but the CPU may still satisfy the load first), and the steal fence becomes
+//! `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which makes every other running thread of
+//! the process execute a full barrier at some instruction boundary `p` while the call runs
+//! (a sleeping thread is already at one), with everything the owner did before `p` visible to
+//! the thief after the call, and everything the thief did before the call visible to the
+//! owner after `p`. The element `x` can only be taken twice if the owner pops it without a CAS
+//! (its `top` load read a value below `x`) while a thief claims it (it read `top = x` before
+//! the call and then a `bottom` above `x`, that is, from before the owner's decrement). Where
+//! is the owner's `p`? If before its `bottom` store, its `top` load comes after `p` and sees
+//! `x` or later: it takes the last element with a CAS or finds the deque empty. If after the
+//! store (whether before or after its `top` load), the thief's `bottom` load sees the decrement
+//! or later. Either way no element is taken twice. The classic form of this argument is
+//! asymmetric Dekker synchronisation (Dice, Huang and Yang, 2001; the Linux membarrier man
+//! page). loom, shuttle and Miri cannot run the system call, so under them both halves are
+//! `SeqCst` fences (`crate::sync::asymmetric`): the models check the symmetric algorithm, and
+//! the asymmetric pair rests on this argument and on the real-thread suites (`deque_suite`'s
+//! asymmetric scenarios, `pool_suite`), which is written down as a weak spot in `UNSAFE.md`.
+//!
 //! # Where berth departs from the papers: claim, then read
 //!
 //! In the papers a thief reads the slot *before* its CAS, because once `top` has moved the
@@ -244,6 +267,9 @@ impl<T> Buffer<T> {
 struct Inner<T> {
     top: AtomicUsize,
     bottom: AtomicUsize,
+    /// The fences are asymmetric ([`Worker::new_asymmetric`]); fixed at construction, and on
+    /// the line every operation reads anyway.
+    asymmetric: bool,
     buffer: CachePadded<AtomicPtr<Buffer<T>>>,
     /// Buffers replaced by growth: freed when the deque is dropped (see the module docs).
     retired: Mutex<Vec<*mut Buffer<T>>>,
@@ -403,15 +429,55 @@ impl<T> Worker<T> {
         Self::with_start_index(0)
     }
 
+    /// An empty deque whose owner pays less and whose thieves pay more: for owners that pop far
+    /// more often than thieves steal, as in a fork-join pool (berth's pool uses it).
+    ///
+    /// The owner's take fence becomes a compiler fence, and a thief's steal fence becomes a
+    /// process-wide barrier (`membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` on Linux): a
+    /// system call that interrupts every other running thread of the process, microseconds
+    /// where a fence costs nanoseconds. A steal that sees an empty deque returns before it (and
+    /// may then miss an element pushed a moment earlier, which a steal with the fence would
+    /// also have missed a moment sooner). A batch steal pays it once per element. Where the
+    /// system call is unavailable (other systems, old kernels, and under loom, shuttle and
+    /// Miri) both fences are `SeqCst` fences, as in [`new`](Self::new). The module docs give
+    /// the argument that the pair still keeps every element from being taken twice.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use berth::deque::{Steal, Worker};
+    ///
+    /// let w = Worker::new_asymmetric();
+    /// let s = w.stealer();
+    /// w.push(1);
+    /// w.push(2);
+    /// assert_eq!(w.pop(), Some(2)); // no fence instruction on this path
+    /// assert_eq!(s.steal(), Steal::Success(1)); // a process-wide barrier on this one
+    /// ```
+    pub fn new_asymmetric() -> Self {
+        Self::with_start_index_and_fences(0, true)
+    }
+
     /// An empty deque whose indices start at `start` (tests and the fuzzer start them just
     /// below `usize::MAX` to cover the wrap-around).
     #[doc(hidden)]
     pub fn with_start_index(start: usize) -> Self {
+        Self::with_start_index_and_fences(start, false)
+    }
+
+    /// As [`with_start_index`](Self::with_start_index), with asymmetric fences if asked
+    /// ([`new_asymmetric`](Self::new_asymmetric)).
+    #[doc(hidden)]
+    pub fn with_start_index_and_fences(start: usize, asymmetric: bool) -> Self {
+        if asymmetric {
+            crate::sync::asymmetric::prepare();
+        }
         let buffer = Buffer::alloc(MIN_CAP, start, start, std::ptr::null());
         Worker {
             inner: Arc::new(Inner {
                 top: AtomicUsize::new(start),
                 bottom: AtomicUsize::new(start),
+                asymmetric,
                 buffer: CachePadded::new(AtomicPtr::new(buffer)),
                 retired: Mutex::new(Vec::new()),
             }),
@@ -551,7 +617,7 @@ impl<T> Worker<T> {
         // THE TAKE FENCE: orders our bottom store before our top load against the thieves'
         // fences (see the module docs). MUTANT deque_no_take_fence removes it.
         #[cfg(not(berth_mutant = "deque_no_take_fence"))]
-        fence(SeqCst);
+        take_fence(self.inner.asymmetric);
         let t = self.inner.top.load(Relaxed);
         self.top_bound.set(t);
         let len = b.wrapping_sub(t) as isize;
@@ -644,11 +710,14 @@ impl<T> Stealer<T> {
     /// ```
     pub fn steal(&self) -> Steal<T> {
         let inner = &*self.inner;
+        if inner.asymmetric && looks_empty(inner) {
+            return Steal::Empty; // not worth a process-wide barrier
+        }
         let t = inner.top.load(Acquire);
         // THE STEAL FENCE: orders our top load before our bottom load against the owner's
         // take fence. MUTANT deque_no_steal_fence removes it.
         #[cfg(not(berth_mutant = "deque_no_steal_fence"))]
-        fence(SeqCst);
+        steal_fence(inner.asymmetric);
         let b = inner.bottom.load(Acquire);
         if (b.wrapping_sub(t) as isize) <= 0 {
             return Steal::Empty;
@@ -692,9 +761,12 @@ impl<T> Stealer<T> {
             };
         }
         let inner = &*self.inner;
+        if inner.asymmetric && looks_empty(inner) {
+            return Steal::Empty;
+        }
         let mut t = inner.top.load(Acquire);
         #[cfg(not(berth_mutant = "deque_no_steal_fence"))]
-        fence(SeqCst);
+        steal_fence(inner.asymmetric);
         let b = inner.bottom.load(Acquire);
         let len = b.wrapping_sub(t) as isize;
         if len <= 0 {
@@ -710,7 +782,7 @@ impl<T> Stealer<T> {
         for i in 0..batch {
             if i > 0 {
                 #[cfg(not(berth_mutant = "deque_no_steal_fence"))]
-                fence(SeqCst);
+                steal_fence(inner.asymmetric);
                 let b = inner.bottom.load(Acquire);
                 if (b.wrapping_sub(t) as isize) <= 0 {
                     break;
@@ -771,6 +843,34 @@ impl<T> Stealer<T> {
     pub fn len(&self) -> usize {
         len(&self.inner)
     }
+}
+
+/// The owner's take fence: `SeqCst`, or the light half of an asymmetric pair.
+#[inline]
+fn take_fence(asymmetric: bool) {
+    if asymmetric {
+        crate::sync::asymmetric::light();
+    } else {
+        fence(SeqCst);
+    }
+}
+
+/// A thief's steal fence: `SeqCst`, or the heavy half of an asymmetric pair.
+#[inline]
+fn steal_fence(asymmetric: bool) {
+    if asymmetric {
+        crate::sync::asymmetric::heavy();
+    } else {
+        fence(SeqCst);
+    }
+}
+
+/// True if the deque looked empty to two plain loads (no fence: a hint, never a claim).
+#[inline]
+fn looks_empty<T>(inner: &Inner<T>) -> bool {
+    let t = inner.top.load(Relaxed);
+    let b = inner.bottom.load(Relaxed);
+    (b.wrapping_sub(t) as isize) <= 0
 }
 
 /// Reads out index `t`, which the caller claimed with a CAS on `top`, and releases its slot.

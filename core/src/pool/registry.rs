@@ -101,7 +101,9 @@ impl Registry {
         // Before any worker pushes: the push/sleep fence pair is asymmetric from the start.
         asymmetric::prepare();
         let n = config.num_threads.max(1);
-        let workers: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new()).collect();
+        // Owners pop at every join, thieves steal rarely: the take fence is the one to make
+        // cheap (`deque::Worker::new_asymmetric`).
+        let workers: Vec<Worker<JobRef>> = (0..n).map(|_| Worker::new_asymmetric()).collect();
         let parkers: Vec<Parker> = (0..n).map(|_| Parker::new()).collect();
         let (injector_tx, injector_rx) = channel::unbounded();
         let registry = Arc::new(Registry {

@@ -89,6 +89,12 @@ mod imp {
     }
 
     pub(crate) fn heavy() {
+        // MUTANT asymmetric_heavy_no_barrier: the heavy half forgets the barrier, so neither
+        // side of the pair orders its store before its load on the CPU.
+        if cfg!(berth_mutant = "asymmetric_heavy_no_barrier") {
+            ::core::sync::atomic::compiler_fence(SeqCst);
+            return;
+        }
         prepare();
         // Orders this thread's own accesses around the call as well (the kernel issues full
         // barriers on entry and exit; this states it in the language's terms).
@@ -155,6 +161,118 @@ pub(crate) fn is_asymmetric() -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// The store-buffering litmus test the pair exists for: A stores `x` and loads `y` with the
+    /// light half between, B stores `y` and loads `x` with the heavy half between. Both loads
+    /// returning 0 is forbidden. Each round uses cache lines neither side has touched for a
+    /// long while (so each store misses and waits in the store buffer while the load runs), and
+    /// A starts after a short varying spin, to line the two up. With no barrier in the heavy
+    /// half (the mutant `asymmetric_heavy_no_barrier`) this machine shows both zeros in
+    /// roughly 3 to 25 of every 10,000 rounds. The test runs at least 100,000 rounds, and more
+    /// for up to 2 s (at most 2,000,000).
+    ///
+    /// What it cannot show: that `membarrier` orders anything. A heavy half that is merely slow
+    /// (microseconds between the store and the load) makes the outcome improbable too. The
+    /// kernel's guarantee is the argument (module docs); this test catches a heavy half that
+    /// has no barrier at all. (Under the models and Miri, and where the system call is
+    /// unavailable, both halves are `SeqCst` fences.)
+    #[test]
+    #[cfg(not(any(loom, shuttle, miri)))]
+    fn store_buffering_never_reads_both_zeros() {
+        use crate::sync::atomic::{AtomicUsize, Ordering::*};
+        use crate::sync::{thread, Arc};
+        use crate::util::CachePadded;
+        /// Lines per array (12.8 MB each): reused cyclically, by then long evicted.
+        const LINES: usize = 100_000;
+        const STOP: usize = usize::MAX;
+        struct Litmus {
+            xs: Vec<CachePadded<AtomicUsize>>,
+            ys: Vec<CachePadded<AtomicUsize>>,
+            /// Round `g` starts when `go == g` (`STOP`: no more rounds); the heavy side stores
+            /// `done = g + 1` after it.
+            go: AtomicUsize,
+            done: AtomicUsize,
+        }
+        // Spins, yielding now and then: on a loaded machine the other side may be descheduled.
+        fn wait_for(v: &AtomicUsize, want: impl Fn(usize) -> bool) -> usize {
+            let mut spins = 0u32;
+            loop {
+                let seen = v.load(Acquire);
+                if want(seen) {
+                    return seen;
+                }
+                spins += 1;
+                if spins % 128 == 0 {
+                    thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        super::prepare();
+        let fresh = || {
+            (0..LINES)
+                .map(|_| CachePadded::new(AtomicUsize::new(0)))
+                .collect()
+        };
+        let l = Arc::new(Litmus {
+            xs: fresh(),
+            ys: fresh(),
+            go: AtomicUsize::new(STOP - 1),
+            done: AtomicUsize::new(0),
+        });
+        let heavy_side = {
+            let l = Arc::clone(&l);
+            thread::spawn(move || {
+                let mut saw = Vec::new();
+                for g in 0.. {
+                    if wait_for(&l.go, |v| v == g || v == STOP) == STOP {
+                        return saw;
+                    }
+                    let r = g % LINES;
+                    l.ys[r].store(1, Relaxed);
+                    super::heavy();
+                    saw.push(l.xs[r].load(Relaxed) == 0);
+                    l.done.store(g + 1, Release);
+                }
+                unreachable!()
+            })
+        };
+        let started = std::time::Instant::now();
+        let mut light_saw = Vec::new();
+        let mut g = 0;
+        let enough = |g: usize| g >= LINES && (g >= 20 * LINES || started.elapsed().as_secs() >= 2);
+        while !enough(g) {
+            let r = g % LINES;
+            l.go.store(g, Release);
+            for _ in 0..(g * 7919) % 8 {
+                std::hint::spin_loop();
+            }
+            l.xs[r].store(1, Relaxed);
+            super::light();
+            let y = l.ys[r].load(Relaxed) == 0;
+            wait_for(&l.done, |v| v == g + 1);
+            // The heavy side's load came before its `done`: reset for the next lap.
+            l.xs[r].store(0, Relaxed);
+            l.ys[r].store(0, Relaxed);
+            light_saw.push(y);
+            g += 1;
+        }
+        l.go.store(STOP, Release);
+        let heavy_saw = heavy_side.join().expect("the heavy side panicked");
+        let both_zero = light_saw
+            .iter()
+            .zip(&heavy_saw)
+            .filter(|&(a, b)| *a && *b)
+            .count();
+        assert_eq!(
+            both_zero,
+            0,
+            "{both_zero} of {g} rounds read x = y = 0: the pair let a store and a load pass \
+             each other (membarrier in use: {})",
+            super::is_asymmetric()
+        );
+    }
+
     #[test]
     fn the_halves_run_and_the_mode_is_settled() {
         super::prepare();
