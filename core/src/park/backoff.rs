@@ -16,12 +16,22 @@ pub(crate) const SPIN_LIMIT: u32 = 6;
 #[cfg(not(any(loom, shuttle)))]
 pub(crate) const YIELD_LIMIT: u32 = 10;
 
+/// Yields a rendezvous waiter makes after the `Backoff` phase, before it parks
+/// ([`Parker::rendezvous_park_until`](super::Parker::rendezvous_park_until)). A rendezvous
+/// partner is usually about to arrive on the other core, but a thread woken from the kernel on
+/// this 2-core VM takes 10-20 µs to run again: if each side parks after a few microseconds,
+/// every message of `bounded(0)` costs a sleep and a wake-up (`losses.md`, `chan_b0_spsc1x1`).
+#[cfg(not(any(loom, shuttle)))]
+pub(crate) const RENDEZVOUS_EXTRA_YIELDS: u32 = 12;
+
 // Under the models every spin hint is a yield and every yield a scheduling point; one step is
 // enough to exercise the "spun, then parked" path without multiplying the state space.
 #[cfg(any(loom, shuttle))]
 pub(crate) const SPIN_LIMIT: u32 = 0;
 #[cfg(any(loom, shuttle))]
 pub(crate) const YIELD_LIMIT: u32 = 0;
+#[cfg(any(loom, shuttle))]
+pub(crate) const RENDEZVOUS_EXTRA_YIELDS: u32 = 0;
 
 /// Exponential backoff for contended retries and for the spin phase of a wait.
 #[derive(Debug, Default)]

@@ -291,12 +291,36 @@ impl Parker {
     /// whose registration lets that partner find it meanwhile (a select on a rendezvous
     /// channel). The token protocol is the one `park` uses; only the wait before it differs.
     pub(crate) fn spin_then_park_until(&self, deadline: Option<Instant>) -> bool {
+        self.poll_then_park_until(deadline, 0)
+    }
+
+    /// [`spin_then_park_until`](Self::spin_then_park_until) with a longer yield phase
+    /// (`RENDEZVOUS_EXTRA_YIELDS` more yields): for a blocked send or receive on a rendezvous
+    /// channel, whose partner completes the exchange for it. With both sides of a `bounded(0)`
+    /// exchange parking after the short phase, every message cost a futex sleep and wake-up
+    /// (2 futex calls and 1 context switch per message, 30-47 µs); with the longer phase a
+    /// partner on the other core almost always arrives first (`losses.md`, `chan_b0_spsc1x1`).
+    /// The yields also put the woken thread in the slower of the two wake-up modes that the
+    /// wake-latency section of `losses.md` describes; its rendezvous wake latency stays below
+    /// std's.
+    pub(crate) fn rendezvous_park_until(&self, deadline: Option<Instant>) -> bool {
+        self.poll_then_park_until(deadline, backoff::RENDEZVOUS_EXTRA_YIELDS)
+    }
+
+    /// Polls the token through a `Backoff` and then `extra_yields` yields, then parks.
+    fn poll_then_park_until(&self, deadline: Option<Instant>, extra_yields: u32) -> bool {
         let mut backoff = Backoff::new();
         while !backoff.is_completed() {
             if self.unparker.inner.try_park() {
                 return true;
             }
             backoff.snooze();
+        }
+        for _ in 0..extra_yields {
+            if self.unparker.inner.try_park() {
+                return true;
+            }
+            crate::sync::thread::yield_now();
         }
         self.unparker.inner.park(deadline)
     }

@@ -462,7 +462,7 @@ impl<T> Zero<T> {
                         }
                     }
                 }
-                parker.park_until(deadline);
+                parker.rendezvous_park_until(deadline);
             }
         })
     }
@@ -562,7 +562,7 @@ impl<T> Zero<T> {
                         }
                     }
                 }
-                parker.park_until(deadline);
+                parker.rendezvous_park_until(deadline);
             }
         })
     }
