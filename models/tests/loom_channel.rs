@@ -151,3 +151,31 @@ fn unbounded_receiver_drop_races_send() {
         let _ = sender.join().unwrap();
     });
 }
+
+/// Two receivers take turns at the head: one of them loads `pushed` and remembers it as
+/// `known`; the other may then take a message on that knowledge alone, without a load of its
+/// own. The head lock must carry the first one's acquire to it, or its read of the slot (and of
+/// the `next` link when the messages cross a block) races the sender's write.
+#[test]
+fn unbounded_receivers_share_the_known_count() {
+    loom::model(|| {
+        let (tx, rx) = channel::unbounded::<u32>();
+        let rx2 = rx.clone();
+        let sender = thread::spawn(move || {
+            for i in 0..3 {
+                tx.send(i).unwrap();
+            }
+        });
+        // One non-blocking attempt keeps the model small: the interesting schedules are the
+        // ones where it runs between the main receiver's load of `pushed` and its next take.
+        let other = thread::spawn(move || rx2.try_recv().into_iter().collect::<Vec<_>>());
+        let mut got = Vec::new();
+        while let Ok(v) = rx.recv() {
+            got.push(v);
+        }
+        sender.join().unwrap();
+        got.extend(other.join().unwrap());
+        got.sort_unstable();
+        assert_eq!(got, [0, 1, 2], "every message exactly once");
+    });
+}

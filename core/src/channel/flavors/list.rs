@@ -12,9 +12,14 @@
 //!   link it as the old block's `next` and move the tail to it; write the slot; then
 //!   `pushed.fetch_add(1, AcqRel)` publishes the slot (and the link) to consumers. After the lock
 //!   is released, wake a sleeping consumer if the wait list counts one.
-//! - **Pop** (head lock): `pushed.load(Acquire)`; if it equals our count the list is empty (and
-//!   disconnected if the bit is set). If the head block is used up, follow `next` (set, because a
-//!   later message exists) and retire the old block; read the slot.
+//! - **Pop** (head lock): if the head's `known` (the `pushed` count that a consumer last read)
+//!   is ahead of its count, a message is published and was acquired already: take it without
+//!   touching `pushed`. Otherwise `pushed.load(Acquire)`; if it equals our count the list is
+//!   empty (and disconnected if the bit is set), else remember it in `known`. If the head block
+//!   is used up, follow `next` (set, because a later message exists) and retire the old block;
+//!   read the slot. So while producers run ahead, the consumers read the line that every push
+//!   increments once per batch, not once per message (a per-message load made that line move
+//!   between the two cores twice per message: `losses.md`, `chan_unbounded_spsc1x1`).
 //!
 //! # Recycling, and what memory is kept
 //!
@@ -102,11 +107,16 @@ impl<T> Block<T> {
     }
 }
 
-/// One end of the list: the block it is in, the next slot, and (head only) messages taken.
+/// One end of the list: the block it is in, the next slot, and (head only) messages taken and
+/// the published count last read from `pushed`.
 struct End<T> {
     block: *mut Block<T>,
     index: usize,
     count: usize,
+    /// Head only: `pushed & COUNT` as last loaded (`Acquire`) under the head lock. Every message
+    /// below it was published before that load, so the load made its slot (and the `next` link
+    /// before it) visible to that consumer, and the head lock passes this on to the next.
+    known: usize,
 }
 
 // SAFETY: an `End` is only used under its mutex; the block it points to is shared with the other
@@ -137,11 +147,13 @@ impl<T> List<T> {
                 block: first,
                 index: 0,
                 count: 0,
+                known: 0,
             })),
             head: CachePadded::new(Mutex::new(End {
                 block: first,
                 index: 0,
                 count: 0,
+                known: 0,
             })),
             spare: Mutex::new(Vec::with_capacity(spare_blocks::<T>())),
             not_empty: CachePadded::new(WaitList::new()),
@@ -186,18 +198,22 @@ impl<T> List<T> {
     /// re-check), or `Err(Err(()))` (empty and disconnected).
     fn pop(&self) -> Result<T, Result<usize, ()>> {
         let mut head = self.head.lock();
-        let pushed = self.pushed.load(Acquire);
-        if pushed & COUNT == head.count {
-            return Err(if pushed & DISCONNECTED != 0 {
-                Err(())
-            } else {
-                Ok(pushed)
-            });
+        if head.known == head.count {
+            let pushed = self.pushed.load(Acquire);
+            if pushed & COUNT == head.count {
+                return Err(if pushed & DISCONNECTED != 0 {
+                    Err(())
+                } else {
+                    Ok(pushed)
+                });
+            }
+            head.known = pushed & COUNT;
         }
         if head.index == BLOCK_CAP {
             let old = head.block;
             // SAFETY: the head block is live (only the head retires blocks, under this lock), and
-            // its `next` was written before the `pushed` increment we acquired above.
+            // its `next` was written before the `pushed` increment acquired when `known` was
+            // read (by this consumer, or by one before it under this lock).
             let next = unsafe { &*old }.next.with(|p| {
                 // SAFETY: see above; the write happened before, no write can happen now.
                 unsafe { *p }
@@ -209,8 +225,9 @@ impl<T> List<T> {
         // SAFETY: the head block is live (see above).
         let block = unsafe { &*head.block };
         let value = block.slots[head.index].with(|p| {
-            // SAFETY: `pushed` (Acquire) says this slot was written and published; we hold the
-            // head lock, so nobody else takes it; we read it exactly once.
+            // SAFETY: `known` (an Acquire load of `pushed`, under this lock) says this slot was
+            // written and published; we hold the head lock, so nobody else takes it; we read it
+            // exactly once.
             unsafe { p.read().assume_init() }
         });
         head.index += 1;
