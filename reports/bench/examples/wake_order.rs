@@ -13,7 +13,7 @@
 //! perf script -F comm,tid,cpu,time,event,trace | grep -A1 sched_waking
 //! ```
 //!
-//! The findings are in `reports/bench/losses.md`, section `wake_b1/p50`.
+//! The findings are in `reports/bench/losses.md`, section `wake_b1/p50` (and its p99 note).
 use std::sync::atomic::{AtomicU64, Ordering::Acquire, Ordering::Release};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -97,23 +97,27 @@ fn run(name: &str) {
     }
     receiver.join().unwrap();
     let received = received.lock().unwrap();
-    let mut latency: Vec<u64> = Vec::new();
-    let mut receiver_first = 0;
+    // (latency, whether the receiver's recv returned before the sender's send did)
+    let mut wakes: Vec<(u64, bool)> = Vec::new();
     for (i, (&(sent, at), &back)) in received.iter().zip(&returned).enumerate().skip(WARM_UP) {
         assert!(at >= sent, "message {i} received before it was sent");
-        latency.push(at - sent);
-        if at < back {
-            receiver_first += 1;
-        }
+        wakes.push((at - sent, at < back));
     }
-    latency.sort_unstable();
-    let q = |p: f64| latency[((latency.len() - 1) as f64 * p) as usize] as f64 / 1e3;
+    wakes.sort_unstable();
+    let receiver_first = wakes.iter().filter(|w| w.1).count();
+    let q = |p: f64| wakes[((wakes.len() - 1) as f64 * p) as usize].0 as f64 / 1e3;
+    // The slowest 1%: in which order did those wakes run?
+    let tail = &wakes[wakes.len() - wakes.len() / 100..];
+    let tail_receiver_first = tail.iter().filter(|w| w.1).count();
     println!(
-        "{name:16} latency p25 {:6.2} p50 {:6.2} p75 {:6.2} us; the receiver returned before the sender's send() in {receiver_first} of {} wakes",
+        "{name:16} latency p25 {:6.2} p50 {:6.2} p75 {:6.2} p99 {:6.2} max {:7.2} us; the receiver returned before the sender's send() in {receiver_first} of {} wakes, {tail_receiver_first} of the slowest {}",
         q(0.25),
         q(0.5),
         q(0.75),
-        latency.len()
+        q(0.99),
+        q(1.0),
+        wakes.len(),
+        tail.len()
     );
 }
 
