@@ -71,7 +71,9 @@ fn run<Q: Probe>(queue: Q, producers: u64, consumers: u64, values: u64) -> u64 {
         let q = Arc::clone(&queue);
         // The first consumer also takes the remainder of the division.
         let share = values / consumers + if c == 0 { values % consumers } else { 0 };
-        handles.push(thread::spawn(move || (0..share).map(|_| q.pop()).sum::<u64>()));
+        handles.push(thread::spawn(move || {
+            (0..share).map(|_| q.pop()).sum::<u64>()
+        }));
     }
     handles
         .into_iter()
@@ -95,7 +97,11 @@ fn main() {
         other => panic!("unknown queue {other:?}"),
     };
     let elapsed = start.elapsed();
-    assert_eq!(sum, values * (values - 1) / 2, "a value was lost or duplicated");
+    assert_eq!(
+        sum,
+        values * (values - 1) / 2,
+        "a value was lost or duplicated"
+    );
     println!(
         "{} {}:{} cap {} {} values: {:.3} ms, {:.1} ns per value",
         args[1],
