@@ -28,9 +28,10 @@
 //! queues a packet under its mutex, in which its partner completes the exchange, and then
 //! polls its parker's token: it spins, yields up to 16 times, and only then sleeps, because a
 //! partner on another core usually arrives within that time and a sleep and a wake-up cost
-//! each message tens of microseconds.) A waiting thread is registered by its [`Unparker`](crate::park::Unparker) in a wait list of the channel; the same
-//! unparker can sit in the wait lists of several channels at once, which is what a `select`
-//! needs, and a notifier's fast path (one `Relaxed` load of the list's count) does not change.
+//! each message tens of microseconds.) A waiting thread is registered by its
+//! [`Unparker`](crate::park::Unparker) in a wait list of the channel; the same unparker can sit
+//! in the wait lists of several channels at once, which is what a `select` needs, and a
+//! notifier's fast path (one `Relaxed` load of the list's count) does not change.
 //!
 //! # Examples
 //!

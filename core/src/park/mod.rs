@@ -307,7 +307,9 @@ impl Parker {
         self.poll_then_park_until(deadline, backoff::RENDEZVOUS_EXTRA_YIELDS)
     }
 
-    /// Polls the token through a `Backoff` and then `extra_yields` yields, then parks.
+    /// Polls the token through a `Backoff` and then `extra_yields` yields, then parks. The extra
+    /// yields stop at the deadline: on a crowded machine each yield may give the CPU away for a
+    /// whole time slice, and a timed wait should not overrun by many of them.
     fn poll_then_park_until(&self, deadline: Option<Instant>, extra_yields: u32) -> bool {
         let mut backoff = Backoff::new();
         while !backoff.is_completed() {
@@ -319,6 +321,9 @@ impl Parker {
         for _ in 0..extra_yields {
             if self.unparker.inner.try_park() {
                 return true;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
             }
             crate::sync::thread::yield_now();
         }
