@@ -13,8 +13,11 @@
 //! `b1024`, `unbounded`), shape (`spsc` 1:1, `mpsc` 4:1, `mpmc` 4:4; `std` has no `mpmc`) and
 //! the number of messages. The shapes and flavours are the benchmark's (`benches/channels.rs`);
 //! each producer sends its share, each consumer receives until the channel is closed, and the
-//! sum of everything received is checked. Prints the wall time and the time per message.
+//! sum of everything received is checked. Prints the wall time and the time per message, and
+//! the process's CPU time and context switches per message (`getrusage`, for machines without
+//! `perf`).
 //! The findings are in `reports/bench/losses.md`.
+use berth_bench::Usage;
 use std::thread;
 use std::time::Instant;
 
@@ -77,6 +80,7 @@ fn main() {
     };
     let messages: u64 = args[4].parse().expect("MESSAGES is a number");
     let messages = messages - messages % producers as u64;
+    let usage = Usage::now();
     let start = Instant::now();
     let sum = match (args[1].as_str(), capacity) {
         ("berth", Some(n)) => {
@@ -186,6 +190,7 @@ fn main() {
         (other, _) => panic!("unknown library {other:?}"),
     };
     let elapsed = start.elapsed();
+    let used = Usage::now().since(usage, messages);
     assert_eq!(
         sum,
         messages * (messages - 1) / 2,
@@ -200,4 +205,5 @@ fn main() {
         elapsed.as_secs_f64() * 1e3,
         elapsed.as_nanos() as f64 / messages as f64
     );
+    println!("  {used}");
 }

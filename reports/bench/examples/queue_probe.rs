@@ -8,13 +8,17 @@
 //!     target/release/examples/queue_probe berth 1 1 16 1000000
 //! ```
 //!
-//! Arguments: `berth` (`VyukovQueue`'s blocking `push`/`pop`: spin, yield, then park) or
+//! Arguments: `berth` (`VyukovQueue`'s blocking `push`/`pop`: spin, yield, then park),
+//! `berth_spin` (`VyukovQueue`'s non-blocking `try_push`/`try_pop`, retried exactly as
+//! crossbeam's below: the same queue, waited on without ever parking) or
 //! `crossbeam` (`ArrayQueue` retried with `Backoff::snooze`, reset after each success, as the
 //! benchmark drives it: spin, then yield forever), producers, consumers, capacity, values. The
 //! values `0..N` are split between the producers; each consumer pops its share; the sum is
-//! checked. Prints the wall time and the time per value. The findings are in
+//! checked. Prints the wall time and the time per value, and the process's CPU time and
+//! context switches per value (`getrusage`, for machines without `perf`). The findings are in
 //! `reports/bench/losses.md`.
 use berth::queue::VyukovQueue;
+use berth_bench::Usage;
 use crossbeam_queue::ArrayQueue;
 use crossbeam_utils::Backoff;
 use std::sync::Arc;
@@ -47,6 +51,28 @@ impl Probe for ArrayQueue<u64> {
         let backoff = Backoff::new();
         loop {
             if let Some(value) = ArrayQueue::pop(self) {
+                return value;
+            }
+            backoff.snooze();
+        }
+    }
+}
+
+/// `VyukovQueue` waited on as `ArrayQueue` is: `try_push`/`try_pop` and `Backoff::snooze`.
+struct Spin(VyukovQueue<u64>);
+
+impl Probe for Spin {
+    fn push(&self, mut value: u64) {
+        let backoff = Backoff::new();
+        while let Err(back) = self.0.try_push(value) {
+            value = back.into_inner();
+            backoff.snooze();
+        }
+    }
+    fn pop(&self) -> u64 {
+        let backoff = Backoff::new();
+        loop {
+            if let Ok(value) = self.0.try_pop() {
                 return value;
             }
             backoff.snooze();
@@ -90,13 +116,21 @@ fn main() {
     let number = |i: usize| -> u64 { args[i].parse().expect("a number") };
     let (producers, consumers, capacity) = (number(2), number(3), number(4) as usize);
     let values = number(5) / producers * producers;
+    let usage = Usage::now();
     let start = Instant::now();
     let sum = match args[1].as_str() {
         "berth" => run(VyukovQueue::new(capacity), producers, consumers, values),
+        "berth_spin" => run(
+            Spin(VyukovQueue::new(capacity)),
+            producers,
+            consumers,
+            values,
+        ),
         "crossbeam" => run(ArrayQueue::new(capacity), producers, consumers, values),
         other => panic!("unknown queue {other:?}"),
     };
     let elapsed = start.elapsed();
+    let used = Usage::now().since(usage, values);
     assert_eq!(
         sum,
         values * (values - 1) / 2,
@@ -112,4 +146,5 @@ fn main() {
         elapsed.as_secs_f64() * 1e3,
         elapsed.as_nanos() as f64 / values as f64
     );
+    println!("  {used}");
 }

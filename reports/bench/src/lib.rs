@@ -98,3 +98,60 @@ impl Budget {
             .without_plots()
     }
 }
+
+/// What the whole process used, from `getrusage(RUSAGE_SELF)`: for the probes in `examples/`,
+/// which print it divided per value, so that a machine without `perf` (such as the 16-core
+/// machine of `runs/2026-12-04-16core`) still shows where a loss goes: CPU burned while
+/// waiting, or sleeps and wake-ups (voluntary context switches).
+#[cfg(unix)]
+#[derive(Clone, Copy, Debug)]
+pub struct Usage {
+    /// User CPU time, nanoseconds.
+    pub user_ns: u64,
+    /// System CPU time, nanoseconds.
+    pub sys_ns: u64,
+    /// Voluntary context switches: a thread blocked (a futex wait, a yield that switched).
+    pub voluntary: u64,
+    /// Involuntary context switches: a thread was preempted.
+    pub involuntary: u64,
+}
+
+#[cfg(unix)]
+impl Usage {
+    /// The process's usage so far.
+    pub fn now() -> Usage {
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `getrusage` writes a `rusage` into the pointer it is given, which points to a
+        // zeroed one of the right size; RUSAGE_SELF is a valid `who`.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+        assert_eq!(rc, 0, "getrusage failed");
+        // SAFETY: zeroed is a valid `rusage` (plain integers), and getrusage filled it in.
+        let usage = unsafe { usage.assume_init() };
+        let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+        Usage {
+            user_ns: ns(usage.ru_utime),
+            sys_ns: ns(usage.ru_stime),
+            voluntary: usage.ru_nvcsw as u64,
+            involuntary: usage.ru_nivcsw as u64,
+        }
+    }
+
+    /// What was used since `earlier`, as one line per `per` values: CPU (user + system, and
+    /// the system share) and context switches.
+    pub fn since(self, earlier: Usage, per: u64) -> String {
+        let per = per.max(1) as f64;
+        let user = self.user_ns.saturating_sub(earlier.user_ns) as f64;
+        let sys = self.sys_ns.saturating_sub(earlier.sys_ns) as f64;
+        let vol = self.voluntary.saturating_sub(earlier.voluntary) as f64;
+        let invol = self.involuntary.saturating_sub(earlier.involuntary) as f64;
+        format!(
+            "cpu {:.1} ns/value (sys {:.1}), voluntary switches {:.4}/value ({}), involuntary {:.4}/value ({})",
+            (user + sys) / per,
+            sys / per,
+            vol / per,
+            vol,
+            invol / per,
+            invol
+        )
+    }
+}
