@@ -20,6 +20,13 @@
 //! where `cycle` is the lap of the position that wrote it; the index field's all-ones value is
 //! `⊥` (empty) and all-ones-but-the-last-bit is `⊥c` (consumed).
 //!
+//! Positions are `u64` counters that only grow, and must stay below `2^63`: bit 63 of `aq`'s
+//! tail is the `CLOSED` flag, and an entry keeps `cycle = position >> order` in its bits above
+//! `order + 1`, which leaves room for 63-bit positions and no more. A position is claimed by a
+//! `fetch_add` of one (E1, D2; the `catchup` CAS moves a tail only up to a claimed head), so
+//! a ring reaches `2^63` after `2^63` claims: about 290 years at a billion claims a second on
+//! one ring, more than its cache line can serve. Nothing checks for it.
+//!
 //! # The paper's steps, as labelled in the code
 //!
 //! - **E1** `T = FAA(tail)`; **E2** load the entry at `T`; **E3** if its cycle is older than
