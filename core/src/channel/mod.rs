@@ -24,11 +24,15 @@
 //! # Waiting
 //!
 //! A blocked send or receive spins briefly, yields, then parks on this thread's
-//! [`Parker`](crate::park::Parker), so it uses no CPU while it waits. (The rendezvous flavour
-//! queues a packet under its mutex, in which its partner completes the exchange, and then
-//! polls its parker's token: it spins, yields up to 16 times, and only then sleeps, because a
-//! partner on another core usually arrives within that time and a sleep and a wake-up cost
-//! each message tens of microseconds.) A waiting thread is registered by its
+//! [`Parker`](crate::park::Parker), so it uses no CPU while it waits. On the bounded and
+//! unbounded flavours each wait list learns whether that spinning pays: where waits keep ending
+//! in long sleeps (a receiver waiting for sparse messages), its waiters park at once and test
+//! the spin again now and then, so that a woken receiver is not held back by the time it spent
+//! spinning (the kernel lets a thread that just spun and yielded preempt its waker less often).
+//! The rendezvous flavour queues a packet under its mutex, in which its partner completes the
+//! exchange, and then polls its parker's token: it spins, yields up to 16 times, and only then
+//! sleeps, because a partner on another core usually arrives within that time and a sleep and a
+//! wake-up cost each message tens of microseconds. A waiting thread is registered by its
 //! [`Unparker`](crate::park::Unparker) in a wait list of the channel; the same unparker can sit
 //! in the wait lists of several channels at once, which is what a `select` needs, and a
 //! notifier's fast path (one `Relaxed` load of the list's count) does not change.

@@ -29,7 +29,8 @@
 //! # 2. Wait lists: many threads, one condition
 //!
 //! A queue keeps a `WaitList` per condition ("not empty", "not full"). A waiter
-//! (`block_until`) first spins and yields on the condition (`Backoff`). Then:
+//! (`block_until`) first spins and yields on the condition (`Backoff`; it skips both and
+//! sleeps at once while the list's `SpinGauge` says they have not been paying off). Then:
 //!
 //! 1. **W1** registers its unparker in the list (the list's count is written under its lock);
 //! 2. **W2** re-checks the condition with an RMW (`fetch_add(0, _)`) on the atomic the
@@ -457,9 +458,16 @@ pub(crate) fn block_until<R, K>(
 ) -> Option<R> {
     let mut backoff = Backoff::new();
     let mut parked = false;
+    // The list's `SpinGauge`, asked at the first failed attempt: spin and yield before parking?
+    let mut spin: Option<bool> = None;
     loop {
         let seen = match attempt() {
-            Attempt::Ready(r) => return Some(r),
+            Attempt::Ready(r) => {
+                if spin == Some(true) && !parked {
+                    list.spins.paid();
+                }
+                return Some(r);
+            }
             Attempt::Wait(seen) => seen,
         };
         if let Some(d) = deadline {
@@ -467,6 +475,10 @@ pub(crate) fn block_until<R, K>(
             if (crate::sync::MODEL && parked) || Instant::now() >= d {
                 return None;
             }
+        }
+        let spins = *spin.get_or_insert_with(|| list.spins.should_spin());
+        if !spins {
+            backoff.complete(); // spinning has not been paying off on this list: sleep now
         }
         if !backoff.is_completed() {
             backoff.snooze();
@@ -478,6 +490,8 @@ pub(crate) fn block_until<R, K>(
             crate::sync::thread::yield_now();
             continue;
         }
+        // The first sleep of a wait is timed for the gauge (`None` under the models).
+        let asleep_since = if parked { None } else { list.spins.clock() };
         with_local_parker(|parker| {
             let me = parker.unparker();
             list.register(me); // W1
@@ -486,10 +500,13 @@ pub(crate) fn block_until<R, K>(
                 list.unregister(me);
                 return;
             }
-            parker.park_until(deadline); // W3
-                                         // Unregister before the next attempt (see "A waiter that times out" above).
+            // W3; then unregister before the next attempt (see "A waiter that times out").
+            parker.park_until(deadline);
             list.unregister(me);
         });
+        if let Some(since) = asleep_since {
+            list.spins.slept(since.elapsed(), spins);
+        }
         parked = true;
     }
 }

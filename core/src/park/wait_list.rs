@@ -1,5 +1,6 @@
 //! The threads and tasks waiting for one condition of one structure ("not empty", "not full").
 
+use super::backoff::SpinGauge;
 use super::Unparker;
 use crate::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use crate::sync::Mutex;
@@ -37,6 +38,8 @@ impl Entry {
 pub(crate) struct WaitList {
     sleepers: AtomicUsize,
     entries: Mutex<VecDeque<Entry>>,
+    /// Whether its waiters' spinning before a sleep pays off (`block_until`).
+    pub(crate) spins: SpinGauge,
 }
 
 impl WaitList {
@@ -44,6 +47,7 @@ impl WaitList {
         WaitList {
             sleepers: AtomicUsize::new(0),
             entries: Mutex::new(VecDeque::new()),
+            spins: SpinGauge::new(),
         }
     }
 
