@@ -287,8 +287,14 @@ mod tests {
     #[test]
     fn a_short_sleep_counts_as_paid_and_a_long_one_only_after_spinning() {
         let g = SpinGauge::new();
+        let mut spinning_waits = 0;
         while g.should_spin() {
             g.slept(SHORT_SLEEP * 10, true); // spun, then slept long: wasted
+            spinning_waits += 1;
+            assert!(
+                spinning_waits <= CREDIT_MAX / WASTED,
+                "long sleeps after spinning never stopped the spinning"
+            );
         }
         // Long sleeps without spinning change nothing but the test clock.
         for _ in 0..3 {
