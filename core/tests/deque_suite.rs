@@ -699,27 +699,48 @@ fn check_increasing(claims: &[u64], who: &str, what: &str) {
 /// batch's items are its claims in order: the one returned, then the moved ones, which its
 /// empty local worker pops newest first.)
 fn exactly_once_with_thieves(thieves: usize, start: usize) {
-    exactly_once_with_fences(thieves, start, false);
+    exactly_once_with_fences(thieves, start, Fences::Symmetric);
 }
 
-/// As [`exactly_once_with_thieves`], on a deque with asymmetric fences
-/// (`Worker::new_asymmetric`: the owner's take fence is a compiler fence, each steal that finds
-/// work pays a process-wide barrier). The models cannot check that pair (they see two `SeqCst`
-/// fences), so these real-thread rounds are its test.
-fn exactly_once_with_fences(thieves: usize, start: usize, asymmetric: bool) {
-    let fences = if asymmetric { ", asymmetric" } else { "" };
-    let name = format!("exactly once, {thieves} thieves, start index {start}{fences}");
+/// Which of the deque's fence pairs a scenario runs.
+#[derive(Clone, Copy, Debug)]
+enum Fences {
+    /// `Worker::new`: a `SeqCst` fence on each side.
+    Symmetric,
+    /// `Worker::new_asymmetric`: a compiler fence in `pop`; thieves ask the owner for an answer
+    /// and fall back to a process-wide barrier.
+    Asymmetric,
+    /// `Worker::handshake_only`: the answer or nothing (a thief without one returns `Retry`):
+    /// the handshake alone on real threads, as the loom models check it.
+    HandshakeOnly,
+}
+
+fn worker_with<T>(start: usize, fences: Fences) -> Worker<T> {
+    match fences {
+        Fences::Symmetric => Worker::with_start_index_and_fences(start, false),
+        Fences::Asymmetric => Worker::with_start_index_and_fences(start, true),
+        Fences::HandshakeOnly => Worker::handshake_only(start),
+    }
+}
+
+/// As [`exactly_once_with_thieves`], with the given fences. For an asymmetric deque
+/// (`Worker::new_asymmetric`: the owner's take fence is a compiler fence; a steal that finds
+/// work waits for the owner's answer or pays a process-wide barrier) the models can check the
+/// handshake (`handshake_only`) but not the barrier, so these real-thread rounds are the
+/// barrier's test.
+fn exactly_once_with_fences(thieves: usize, start: usize, fences: Fences) {
+    let name = format!("exactly once, {thieves} thieves, start index {start}, {fences:?}");
     with_watchdog(WATCHDOG_SECS, &name.clone(), move || {
         for rep in 0..REPEATS {
-            exactly_once_round(thieves, start, asymmetric, &format!("{name}, round {rep}"));
+            exactly_once_round(thieves, start, fences, &format!("{name}, round {rep}"));
         }
     });
 }
 
 /// One round of [`exactly_once_with_thieves`], on fresh deques and threads.
-fn exactly_once_round(thieves: usize, start: usize, asymmetric: bool, what: &str) {
+fn exactly_once_round(thieves: usize, start: usize, fences: Fences, what: &str) {
     let what = what.to_owned();
-    let w = Worker::with_start_index_and_fences(start, asymmetric);
+    let w = worker_with(start, fences);
     let stealer = w.stealer();
     let done = Arc::new(AtomicBool::new(false));
     let handles: Vec<_> = (0..thieves)
@@ -836,17 +857,27 @@ fn exactly_once_four_thieves_wrapping() {
 
 #[test]
 fn exactly_once_one_thief_asymmetric() {
-    exactly_once_with_fences(1, 0, true);
+    exactly_once_with_fences(1, 0, Fences::Asymmetric);
 }
 
 #[test]
 fn exactly_once_two_thieves_asymmetric() {
-    exactly_once_with_fences(2, 0, true);
+    exactly_once_with_fences(2, 0, Fences::Asymmetric);
 }
 
 #[test]
 fn exactly_once_four_thieves_asymmetric_wrapping() {
-    exactly_once_with_fences(4, usize::MAX - WRAP_AHEAD, true);
+    exactly_once_with_fences(4, usize::MAX - WRAP_AHEAD, Fences::Asymmetric);
+}
+
+#[test]
+fn exactly_once_two_thieves_handshake_only() {
+    exactly_once_with_fences(2, 0, Fences::HandshakeOnly);
+}
+
+#[test]
+fn exactly_once_four_thieves_handshake_only_wrapping() {
+    exactly_once_with_fences(4, usize::MAX - WRAP_AHEAD, Fences::HandshakeOnly);
 }
 
 /// Thieves stealing from thieves: two workers each batch-steal from the owner into their own
@@ -942,16 +973,11 @@ fn exactly_once_thieves_stealing_from_thieves() {
 /// The owner keeps its deque at one or two elements (push one, pop it back two times in three)
 /// while thieves steal: nearly every pop races a steal for the last element, the race the two
 /// fences decide. Every item once, with either kind of fences.
-fn last_element_races(thieves: usize, asymmetric: bool) {
-    let fences = if asymmetric {
-        "asymmetric"
-    } else {
-        "symmetric"
-    };
-    let name = format!("last-element races, {thieves} thieves, {fences} fences");
+fn last_element_races(thieves: usize, fences: Fences) {
+    let name = format!("last-element races, {thieves} thieves, {fences:?}");
     with_watchdog(WATCHDOG_SECS, &name.clone(), move || {
         for rep in 0..REPEATS {
-            let w = Worker::with_start_index_and_fences(0, asymmetric);
+            let w = worker_with(0, fences);
             let done = Arc::new(AtomicBool::new(false));
             let handles: Vec<_> = (0..thieves)
                 .map(|_| {
@@ -989,10 +1015,15 @@ fn last_element_races(thieves: usize, asymmetric: bool) {
 
 #[test]
 fn last_element_races_two_thieves() {
-    last_element_races(2, false);
+    last_element_races(2, Fences::Symmetric);
 }
 
 #[test]
 fn last_element_races_two_thieves_asymmetric() {
-    last_element_races(2, true);
+    last_element_races(2, Fences::Asymmetric);
+}
+
+#[test]
+fn last_element_races_two_thieves_handshake_only() {
+    last_element_races(2, Fences::HandshakeOnly);
 }

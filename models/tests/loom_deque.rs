@@ -223,3 +223,134 @@ fn owner_laps_a_thief_that_stole_across_a_grow() {
         report(verdict);
     });
 }
+
+/// Steals at most `tries` times (an answer-less steal of a handshake-only deque is `Retry`, and
+/// would be forever once the owner stops popping), stopping at `Empty`.
+fn steal_tries(s: &berth::deque::Stealer<u32>, tries: usize) -> Vec<u32> {
+    let mut got = Vec::new();
+    for _ in 0..tries {
+        let r = s.steal();
+        trace::record("steal", r);
+        match r {
+            Steal::Success(v) => got.push(v),
+            Steal::Empty => break,
+            Steal::Retry => {}
+        }
+    }
+    got
+}
+
+/// The owner of a handshake-only deque, on its own thread: pops until the deque looks empty,
+/// and hands back the deque and what it took. (The models run the thief on the main thread,
+/// which keeps running after the spawn, so the schedules that matter fit loom's preemption
+/// bound: request, answer, claim, request again, answer with a stale `top`, claim again.)
+fn owner_pops(w: Worker<u32>) -> thread::JoinHandle<(Worker<u32>, Vec<u32>)> {
+    thread::spawn(move || {
+        let mut mine = Vec::new();
+        while let Some(v) = pop(&w) {
+            mine.push(v);
+        }
+        (w, mine)
+    })
+}
+
+/// The asymmetric deque's handshake on its own (`Worker::handshake_only`: no fence in the
+/// owner's pop; a thief goes on only once the owner, in a later pop, has answered its request,
+/// and otherwise returns `Retry`). One thief steals while the owner pops: its second steal
+/// reads the `top` its own first steal wrote, the owner's pop may read an older `top`, and only
+/// the handshake's release/acquire pairs keep them from taking the same element (the mutant
+/// `deque_handshake_relaxed` drops them). Elements left at the end are popped.
+#[test]
+fn handshake_pop_races_two_steals_of_one_thief() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(|| {
+        trace::start();
+        let w = Worker::handshake_only(0);
+        for i in 0..3u32 {
+            push(&w, i);
+        }
+        let s = w.stealer();
+        let owner = owner_pops(w);
+        let mut all = steal_tries(&s, 3);
+        let (w, mine) = owner.join().unwrap();
+        all.extend(mine);
+        while let Some(v) = pop(&w) {
+            all.push(v);
+        }
+        let verdict = exactly_once(all, &[0, 1, 2]);
+        drop(w);
+        report(verdict);
+    });
+}
+
+/// The handshake with two thieves, one steal each, against the owner's pops: a thief's `top`
+/// can come from the other thief's claim.
+#[test]
+fn handshake_pop_races_two_thieves() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(|| {
+        trace::start();
+        let w = Worker::handshake_only(0);
+        for i in 0..3u32 {
+            push(&w, i);
+        }
+        let s = w.stealer();
+        let s2 = w.stealer();
+        let owner = owner_pops(w);
+        let other = thread::spawn(move || steal_tries(&s2, 1));
+        let mut all = steal_tries(&s, 1);
+        all.extend(other.join().unwrap());
+        let (w, mine) = owner.join().unwrap();
+        all.extend(mine);
+        while let Some(v) = pop(&w) {
+            all.push(v);
+        }
+        let verdict = exactly_once(all, &[0, 1, 2]);
+        drop(w);
+        report(verdict);
+    });
+}
+
+/// A batch steal on a handshake-only deque: each element after the first needs a fresh answer
+/// (the batch ends without one), since the owner pops from the other end meanwhile.
+#[test]
+fn handshake_batch_steal_races_pop() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(|| {
+        trace::start();
+        let w = Worker::handshake_only(0);
+        for i in 0..3u32 {
+            push(&w, i);
+        }
+        let s = w.stealer();
+        let owner = owner_pops(w);
+        let mine = Worker::new();
+        let mut all = Vec::new();
+        for _ in 0..2 {
+            let r = s.steal_batch_and_pop(&mine);
+            trace::record("steal_batch_and_pop", r);
+            match r {
+                Steal::Success(v) => {
+                    all.push(v);
+                    break;
+                }
+                Steal::Empty => break,
+                Steal::Retry => {}
+            }
+        }
+        while let Some(v) = pop(&mine) {
+            all.push(v);
+        }
+        let (w, theirs) = owner.join().unwrap();
+        all.extend(theirs);
+        while let Some(v) = pop(&w) {
+            all.push(v);
+        }
+        let verdict = exactly_once(all, &[0, 1, 2]);
+        drop(w);
+        report(verdict);
+    });
+}

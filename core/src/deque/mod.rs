@@ -70,6 +70,36 @@
 //! the asymmetric pair rests on this argument and on the real-thread suites (`deque_suite`'s
 //! asymmetric scenarios, `pool_suite`), which is written down as a weak spot in `UNSAFE.md`.
 //!
+//! ## The handshake: most steals need no barrier
+//!
+//! A `membarrier` costs the thief a system call and interrupts every other running thread of
+//! the process: on the 2-vCPU machine of the benchmarks, about 12 µs of CPU per call, most of
+//! it sending and taking the inter-processor interrupt. What the thief needs is narrower: an
+//! order between *its* `top` load and *this owner's* accesses. So it asks the owner first. It
+//! takes a ticket (`requests`, an RMW with `Release`, after its `top` load), and polls
+//! `answered` (`Acquire`) a few times. The owner, in every pop of an asymmetric deque, between
+//! its `bottom` store and its `top` load, loads `requests` (`Acquire`, on the line the pop
+//! touches anyway) and, if a request is new, stores it into `answered` (`Release`). A thief
+//! whose ticket is answered goes on without a barrier; one that waited in vain (the owner is in
+//! a long job, or descheduled) runs the `membarrier` as before.
+//!
+//! Why an answer is enough. Let the owner's pop `Q` be the one that answered the thief's ticket,
+//! and suppose the owner pops `x` without a CAS (it read `top < x`) in some pop `P` while the
+//! thief claims `x` (it read `top = x`, then a `bottom > x`). If `P` is `Q` or comes after it:
+//! the thief's `top` load happens before its request, which `Q`'s `Acquire` load read, which is
+//! before `P`'s `top` load, so by coherence `P` reads `top >= x`: it takes the last element with
+//! a CAS or finds the deque empty. If `P` comes before `Q`: `P`'s `bottom` store happens before
+//! `Q`'s answer, which the thief's `Acquire` read, which is before its `bottom` load, so the
+//! thief reads `P`'s decrement (or a later `bottom`), at most `x`. Either way `x` is taken once.
+//! (A batch steal asks again before each further element, from the `top` its own CAS wrote,
+//! and ends the batch instead of running a barrier when no answer comes.) Unlike the barrier,
+//! this is plain release/acquire, which loom checks: `Worker::handshake_only` is an asymmetric
+//! deque whose owner has no fence at all and whose unanswered thieves return `Retry`, and the
+//! `handshake_*` models in `models/tests/loom_deque.rs` run it (the mutant
+//! `deque_handshake_relaxed`, which makes the owner's two accesses `Relaxed`, is caught there).
+//! This is the idea of location-based fences (Ladan-Mozes, Lee and Vyukov, SPAA 2011) in its
+//! simplest form: the rare side pays by waiting for the frequent side's next step.
+//!
 //! # Where berth departs from the papers: claim, then read
 //!
 //! In the papers a thief reads the slot *before* its CAS, because once `top` has moved the
@@ -115,8 +145,8 @@
 //! retired buffer per stall, without bound: 3 MB for a 32 KB deque in 20 s with four thieves.)
 
 use crate::sync::atomic::{
-    fence, AtomicPtr, AtomicUsize,
-    Ordering::{Acquire, Relaxed, Release, SeqCst},
+    compiler_fence, fence, AtomicPtr, AtomicUsize,
+    Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
 };
 use crate::sync::cell::UnsafeCell;
 use crate::sync::{Arc, Mutex};
@@ -132,6 +162,28 @@ const MIN_CAP: usize = if crate::sync::MODEL { 2 } else { 64 };
 
 /// At most this many elements move in one `steal_batch_and_pop`.
 const MAX_BATCH: usize = 32;
+
+/// How many times a thief of an asymmetric deque polls for the owner's answer to its request
+/// before it falls back to the process-wide barrier (a few microseconds of spinning; under the
+/// models each poll is a yield, so few).
+const ANSWER_POLLS: usize = if crate::sync::MODEL { 1 } else { 16 };
+
+/// Which fence pair orders the owner's `bottom` store before its `top` load against the thieves'
+/// `top` load before their `bottom` load (see the module docs).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Fences {
+    /// A `SeqCst` fence on each side, as in the papers ([`Worker::new`]).
+    Symmetric,
+    /// A compiler fence in the owner's pop; a thief asks the owner to answer, and falls back to
+    /// `membarrier` (the heavy half of `crate::sync::asymmetric`) if no answer comes
+    /// ([`Worker::new_asymmetric`]; only where the system call is registered, else `Symmetric`).
+    Asymmetric,
+    /// As `Asymmetric`, but a thief that gets no answer gives up with `Retry` instead of running
+    /// a barrier: the handshake alone, for the loom models, which cannot run the system call
+    /// ([`Worker::handshake_only`]). Safe everywhere; a thief of an owner that stopped popping
+    /// retries forever.
+    HandshakeOnly,
+}
 
 /// One slot: the element (if live) and the stamp of the next index it may be written with.
 struct Slot<T> {
@@ -267,10 +319,16 @@ impl<T> Buffer<T> {
 struct Inner<T> {
     top: AtomicUsize,
     bottom: AtomicUsize,
-    /// The fences are asymmetric ([`Worker::new_asymmetric`]); fixed at construction, and on
-    /// the line every operation reads anyway.
-    asymmetric: bool,
+    /// Asymmetric deques: how many answers thieves have asked the owner for (a thief takes a
+    /// ticket with an RMW). On the line the owner's pop touches anyway, so checking it costs
+    /// the owner one load of a line it holds.
+    requests: AtomicUsize,
+    /// Which fence pair; fixed at construction, and on the line every operation reads anyway.
+    fences: Fences,
     buffer: CachePadded<AtomicPtr<Buffer<T>>>,
+    /// Asymmetric deques: the last request the owner answered (thieves poll it; the owner
+    /// writes it only when a request is pending).
+    answered: CachePadded<AtomicUsize>,
     /// Buffers replaced by growth: freed when the deque is dropped (see the module docs).
     retired: Mutex<Vec<*mut Buffer<T>>>,
 }
@@ -335,6 +393,8 @@ pub struct Worker<T> {
     /// A value `top` had (it only grows, so this is a lower bound): a push that finds room
     /// against it has room, without reading the line the thieves write.
     top_bound: Cell<usize>,
+    /// The last request value stored into `answered` (only the owner stores it).
+    answered: Cell<usize>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -432,15 +492,18 @@ impl<T> Worker<T> {
     /// An empty deque whose owner pays less and whose thieves pay more: for owners that pop far
     /// more often than thieves steal, as in a fork-join pool (berth's pool uses it).
     ///
-    /// The owner's take fence becomes a compiler fence, and a thief's steal fence becomes a
-    /// process-wide barrier (`membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` on Linux): a
-    /// system call that interrupts every other running thread of the process, microseconds
-    /// where a fence costs nanoseconds. A steal that sees an empty deque returns before it (and
-    /// may then miss an element pushed a moment earlier, which a steal with the fence would
-    /// also have missed a moment sooner). A batch steal pays it once per element. Where the
-    /// system call is unavailable (other systems, old kernels, and under loom, shuttle and
-    /// Miri) both fences are `SeqCst` fences, as in [`new`](Self::new). The module docs give
-    /// the argument that the pair still keeps every element from being taken twice.
+    /// The owner's take fence becomes a compiler fence, and each `pop` answers the thieves that
+    /// asked since its last one (a load of a word on a line the pop holds anyway). A thief asks
+    /// and polls briefly for the answer; if the owner does not pop meanwhile (it runs a long
+    /// job, or is descheduled), it runs a process-wide barrier instead
+    /// (`membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` on Linux): a system call that interrupts
+    /// every other running thread of the process, microseconds where a fence costs nanoseconds.
+    /// A steal that sees an empty deque returns before either (and may then miss an element
+    /// pushed a moment earlier, which a steal with the fence would also have missed a moment
+    /// sooner). A batch steal asks again before each further element and ends the batch when
+    /// no answer comes. Where the system call is unavailable (other systems, old kernels, and
+    /// under loom, shuttle and Miri) this is the symmetric deque of [`new`](Self::new). The
+    /// module docs give the argument that every element is still taken once.
     ///
     /// # Examples
     ///
@@ -452,38 +515,66 @@ impl<T> Worker<T> {
     /// w.push(1);
     /// w.push(2);
     /// assert_eq!(w.pop(), Some(2)); // no fence instruction on this path
-    /// assert_eq!(s.steal(), Steal::Success(1)); // a process-wide barrier on this one
+    /// // The owner is not popping now, so no answer comes: a process-wide barrier.
+    /// assert_eq!(s.steal(), Steal::Success(1));
     /// ```
     pub fn new_asymmetric() -> Self {
-        Self::with_start_index_and_fences(0, true)
+        Self::with_fences(0, Fences::Asymmetric)
     }
 
     /// An empty deque whose indices start at `start` (tests and the fuzzer start them just
     /// below `usize::MAX` to cover the wrap-around).
     #[doc(hidden)]
     pub fn with_start_index(start: usize) -> Self {
-        Self::with_start_index_and_fences(start, false)
+        Self::with_fences(start, Fences::Symmetric)
     }
 
     /// As [`with_start_index`](Self::with_start_index), with asymmetric fences if asked
     /// ([`new_asymmetric`](Self::new_asymmetric)).
     #[doc(hidden)]
     pub fn with_start_index_and_fences(start: usize, asymmetric: bool) -> Self {
-        if asymmetric {
+        let fences = if asymmetric {
+            Fences::Asymmetric
+        } else {
+            Fences::Symmetric
+        };
+        Self::with_fences(start, fences)
+    }
+
+    /// An asymmetric deque without the barrier fallback, for the loom models: the owner's pop
+    /// has no fence at all, and a thief that the owner does not answer within a few polls
+    /// returns `Retry` instead of running the process-wide barrier. Every element is still taken
+    /// at most once (that is what the models check); but a thief of an owner that stopped
+    /// popping gets `Retry` forever.
+    #[doc(hidden)]
+    pub fn handshake_only(start: usize) -> Self {
+        Self::with_fences(start, Fences::HandshakeOnly)
+    }
+
+    fn with_fences(start: usize, mut fences: Fences) -> Self {
+        if fences == Fences::Asymmetric {
+            // The light half is a compiler fence only if the heavy half is the system call;
+            // where that is unavailable (and under the models and Miri) the deque is symmetric.
             crate::sync::asymmetric::prepare();
+            if !crate::sync::asymmetric::is_asymmetric() {
+                fences = Fences::Symmetric;
+            }
         }
         let buffer = Buffer::alloc(MIN_CAP, start, start, std::ptr::null());
         Worker {
             inner: Arc::new(Inner {
                 top: AtomicUsize::new(start),
                 bottom: AtomicUsize::new(start),
-                asymmetric,
+                requests: AtomicUsize::new(0),
+                fences,
                 buffer: CachePadded::new(AtomicPtr::new(buffer)),
+                answered: CachePadded::new(AtomicUsize::new(0)),
                 retired: Mutex::new(Vec::new()),
             }),
             buffer: Cell::new(buffer),
             bottom: Cell::new(start),
             top_bound: Cell::new(start),
+            answered: Cell::new(0),
             _not_sync: PhantomData,
         }
     }
@@ -617,7 +708,14 @@ impl<T> Worker<T> {
         // THE TAKE FENCE: orders our bottom store before our top load against the thieves'
         // fences (see the module docs). MUTANT deque_no_take_fence removes it.
         #[cfg(not(berth_mutant = "deque_no_take_fence"))]
-        take_fence(self.inner.asymmetric);
+        if self.inner.fences == Fences::Symmetric {
+            fence(SeqCst);
+        } else {
+            // Asymmetric: only the compiler is kept from reordering; the CPU's reordering is
+            // the thieves' to undo, by the handshake or by the process-wide barrier.
+            compiler_fence(SeqCst);
+            self.answer_thieves();
+        }
         let t = self.inner.top.load(Relaxed);
         self.top_bound.set(t);
         let len = b.wrapping_sub(t) as isize;
@@ -648,6 +746,29 @@ impl<T> Worker<T> {
         // The slot's next write is index `b + cap` (top has passed `b`).
         buf.slot(b).stamp.store(b.wrapping_add(buf.cap()), Relaxed);
         Some(value)
+    }
+
+    /// An asymmetric deque's owner, between its `bottom` store and its `top` load in `pop`:
+    /// answers the thieves that asked since its last answer (see "The handshake" in the module
+    /// docs). One load of a line `pop` holds anyway, and a store when a request is pending.
+    #[inline]
+    fn answer_thieves(&self) {
+        // MUTANT deque_handshake_relaxed: the owner reads the requests and answers them without
+        // ordering, so an answered thief can still read a `bottom` from before our decrement
+        // while we read a `top` from before its claim.
+        let (read, write) = if cfg!(berth_mutant = "deque_handshake_relaxed") {
+            (Relaxed, Relaxed)
+        } else {
+            (Acquire, Release)
+        };
+        // Acquire: a thief's `top` load comes before its request, so every `top` load of ours
+        // after this one returns at least what that thief read.
+        let r = self.inner.requests.load(read);
+        if r != self.answered.get() {
+            self.answered.set(r);
+            // Release: every `bottom` store of ours so far is visible to a thief that sees this.
+            self.inner.answered.store(r, write);
+        }
     }
 
     /// The number of elements (a snapshot: thieves may take some meanwhile).
@@ -710,14 +831,16 @@ impl<T> Stealer<T> {
     /// ```
     pub fn steal(&self) -> Steal<T> {
         let inner = &*self.inner;
-        if inner.asymmetric && looks_empty(inner) {
-            return Steal::Empty; // not worth a process-wide barrier
+        if inner.fences != Fences::Symmetric && looks_empty(inner) {
+            return Steal::Empty; // not worth a handshake or a process-wide barrier
         }
         let t = inner.top.load(Acquire);
         // THE STEAL FENCE: orders our top load before our bottom load against the owner's
         // take fence. MUTANT deque_no_steal_fence removes it.
         #[cfg(not(berth_mutant = "deque_no_steal_fence"))]
-        steal_fence(inner.asymmetric);
+        if !steal_fence(inner, true) {
+            return Steal::Retry;
+        }
         let b = inner.bottom.load(Acquire);
         if (b.wrapping_sub(t) as isize) <= 0 {
             return Steal::Empty;
@@ -761,12 +884,14 @@ impl<T> Stealer<T> {
             };
         }
         let inner = &*self.inner;
-        if inner.asymmetric && looks_empty(inner) {
+        if inner.fences != Fences::Symmetric && looks_empty(inner) {
             return Steal::Empty;
         }
         let mut t = inner.top.load(Acquire);
         #[cfg(not(berth_mutant = "deque_no_steal_fence"))]
-        steal_fence(inner.asymmetric);
+        if !steal_fence(inner, true) {
+            return Steal::Retry;
+        }
         let b = inner.bottom.load(Acquire);
         let len = b.wrapping_sub(t) as isize;
         if len <= 0 {
@@ -781,8 +906,12 @@ impl<T> Stealer<T> {
         let mut first = None;
         for i in 0..batch {
             if i > 0 {
+                // Asymmetric: a further element only if the owner answers (no barrier per
+                // element; the batch ends instead).
                 #[cfg(not(berth_mutant = "deque_no_steal_fence"))]
-                steal_fence(inner.asymmetric);
+                if !steal_fence(inner, false) {
+                    break;
+                }
                 let b = inner.bottom.load(Acquire);
                 if (b.wrapping_sub(t) as isize) <= 0 {
                     break;
@@ -845,24 +974,47 @@ impl<T> Stealer<T> {
     }
 }
 
-/// The owner's take fence: `SeqCst`, or the light half of an asymmetric pair.
+/// A thief's steal fence, between its `top` load and its `bottom` load: `SeqCst`; or, on an
+/// asymmetric deque, the owner's answer to a request, or failing that (and if `may_block`) the
+/// heavy half of the asymmetric pair. False if the thief must not go on: no answer came, and it
+/// may not (or, on a handshake-only deque, cannot) run the barrier.
 #[inline]
-fn take_fence(asymmetric: bool) {
-    if asymmetric {
-        crate::sync::asymmetric::light();
-    } else {
-        fence(SeqCst);
+fn steal_fence<T>(inner: &Inner<T>, may_block: bool) -> bool {
+    match inner.fences {
+        Fences::Symmetric => {
+            fence(SeqCst);
+            true
+        }
+        Fences::Asymmetric => {
+            if ask_owner(inner) {
+                return true;
+            }
+            if may_block {
+                crate::sync::asymmetric::heavy();
+            }
+            may_block
+        }
+        Fences::HandshakeOnly => ask_owner(inner),
     }
 }
 
-/// A thief's steal fence: `SeqCst`, or the heavy half of an asymmetric pair.
-#[inline]
-fn steal_fence(asymmetric: bool) {
-    if asymmetric {
-        crate::sync::asymmetric::heavy();
-    } else {
-        fence(SeqCst);
+/// Asks the owner of an asymmetric deque to answer (from its next `pop`) and polls a few times
+/// for the answer; true once it came. The caller has loaded `top`; see "The handshake" in the
+/// module docs for why an answer orders that load before the owner's later `top` loads and the
+/// owner's earlier `bottom` stores before the caller's `bottom` load.
+#[cold]
+fn ask_owner<T>(inner: &Inner<T>) -> bool {
+    // Release: our `top` load is ordered before the owner's later ones (the owner reads this
+    // with Acquire). An RMW: each thief's request continues the release sequence of the others.
+    let ticket = inner.requests.fetch_add(1, AcqRel).wrapping_add(1);
+    for _ in 0..ANSWER_POLLS {
+        // Acquire: the owner's `bottom` stores before its answer are visible to our load.
+        if (inner.answered.load(Acquire).wrapping_sub(ticket) as isize) >= 0 {
+            return true;
+        }
+        crate::sync::hint::spin_loop();
     }
+    false
 }
 
 /// True if the deque looked empty to two plain loads (no fence: a hint, never a claim).

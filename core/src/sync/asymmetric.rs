@@ -154,7 +154,6 @@ pub(crate) fn heavy() {
 }
 
 /// Whether the halves are asymmetric on this machine (the system call registered).
-#[allow(dead_code)]
 pub(crate) fn is_asymmetric() -> bool {
     imp::is_asymmetric()
 }

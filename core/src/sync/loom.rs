@@ -11,6 +11,13 @@ pub(crate) mod atomic {
     pub(crate) use ::loom::sync::atomic::{
         fence, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
     };
+
+    /// A compiler-only fence: nothing under the model, which never reorders a thread's own
+    /// accesses at compile time (what a compiler fence forbids) and models the CPU's reordering
+    /// through the orderings of the accesses themselves.
+    #[allow(dead_code)]
+    #[inline]
+    pub(crate) fn compiler_fence(_order: Ordering) {}
 }
 
 pub(crate) mod cell {

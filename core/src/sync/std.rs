@@ -18,6 +18,13 @@ pub(crate) mod atomic {
         ::core::sync::atomic::fence(order)
     }
 
+    /// A compiler-only fence (`core::sync::atomic::compiler_fence`): no instruction, but the
+    /// compiler keeps this thread's accesses on their side of it.
+    #[inline]
+    pub(crate) fn compiler_fence(order: Ordering) {
+        ::core::sync::atomic::compiler_fence(order)
+    }
+
     macro_rules! atomic_int {
         ($name:ident, $int:ty) => {
             #[doc = concat!("`core::sync::atomic::", stringify!($name), "`, behind the facade.")]
