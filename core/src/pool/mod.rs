@@ -19,7 +19,10 @@
 //!
 //! Each worker owns a [`deque`](crate::deque) and runs jobs from it LIFO; an idle worker steals
 //! the oldest job of another worker (starting from a random one), then looks at the pool's
-//! injector (a berth channel) for jobs from outside. A worker with nothing to do spins and
+//! injector (a berth channel) for jobs from outside. The deques are asymmetric
+//! ([`Worker::new_asymmetric`](crate::deque::Worker::new_asymmetric)): the owner's pop has no
+//! fence instruction, and a thief waits for the owner's answer, which its next pop gives, or
+//! failing that runs a process-wide barrier. A worker with nothing to do spins and
 //! yields briefly, then sleeps on its own [`Parker`](crate::park::Parker): an idle pool uses no
 //! CPU.
 //!
