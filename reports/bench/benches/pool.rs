@@ -10,6 +10,13 @@
 //! built once per configuration and reused; each iteration is one `install` and its result is
 //! checked (the fib value, or that the output is sorted and has the input's checksum).
 //!
+//! The sequential leaves (`fib_seq`, `partition`, and `sort_leaf`, the `sort_unstable` of a
+//! small slice) are `#[inline(never)]` functions that both contenders call: one copy of their
+//! machine code, at one address, so a cell compares the pools and not where the compiler put
+//! each contender's inlined copy of its leaf. Inlined, the leaf of `fib(32)` swung one
+//! contender by up to 17%, at one thread as much as at two, between two builds of this crate
+//! that differed only in an unrelated constant of berth's deque (`reports/bench/losses.md`).
+//!
 //! Default budget: criterion's default times (3 s warm-up, 5 s measurement), sample size 30
 //! (10 for the quicksort); `BENCH_BUDGET=quick` or `smoke`: sample size 10 and the short times
 //! of `berth_bench::Budget`.
@@ -18,6 +25,8 @@ use berth_bench::Budget;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use std::hint::black_box;
 
+/// A leaf: shared by both contenders (see the module docs).
+#[inline(never)]
 fn fib_seq(n: u64) -> u64 {
     if n < 2 {
         n
@@ -47,7 +56,7 @@ macro_rules! contender {
 
             pub fn quicksort(v: &mut [u64]) {
                 if v.len() <= 1_000 {
-                    v.sort_unstable();
+                    super::sort_leaf(v);
                     return;
                 }
                 let mid = super::partition(v);
@@ -61,7 +70,15 @@ macro_rules! contender {
 contender!(b, berth::join);
 contender!(r, rayon::join);
 
-/// Lomuto partition around the middle element; returns the pivot's final index.
+/// A leaf: shared by both contenders (see the module docs).
+#[inline(never)]
+fn sort_leaf(v: &mut [u64]) {
+    v.sort_unstable();
+}
+
+/// Lomuto partition around the middle element; returns the pivot's final index. A leaf: shared
+/// by both contenders (see the module docs).
+#[inline(never)]
 fn partition(v: &mut [u64]) -> usize {
     let last = v.len() - 1;
     v.swap(v.len() / 2, last);

@@ -1,6 +1,8 @@
 //! Probe: the pool benchmark's workloads outside criterion, one contender per process.
-//! `join_probe {berth|rayon} {fib25|fib32|qs} THREADS REPS` prints min and median in us.
+//! `join_probe {berth|rayon} {fib25|fib32|qs} THREADS REPS` prints min and median in us
+//! (`PROBE_PHASES=1`: also the medians of each tenth of the run, to stderr).
 use std::time::Instant;
+#[inline(never)]
 fn fib_seq(n: u64) -> u64 {
     if n < 2 {
         n
@@ -27,30 +29,41 @@ macro_rules! contender {
             }
             pub fn qs(v: &mut [u64]) {
                 if v.len() <= 1000 {
-                    v.sort_unstable();
+                    super::sort_leaf(v);
                     return;
                 }
-                let p = v[v.len() / 2];
-                let (mut i, mut j) = (0, v.len() - 1);
-                loop {
-                    while v[i] < p {
-                        i += 1
-                    }
-                    while v[j] > p {
-                        j -= 1
-                    }
-                    if i >= j {
-                        break;
-                    }
-                    v.swap(i, j);
-                    i += 1;
-                    j -= 1;
-                }
+                let j = super::partition(v);
                 let (l, r) = v.split_at_mut(j + 1);
                 $join(|| qs(l), || qs(r));
             }
         }
     };
+}
+// The leaves are shared, never inlined: one copy of their code for both contenders (an inlined
+// leaf's placement moved one contender's fib(32) by up to 17% between builds).
+#[inline(never)]
+fn sort_leaf(v: &mut [u64]) {
+    v.sort_unstable();
+}
+/// Hoare partition around the middle element; returns `j` with `v[..=j] <= p <= v[j+1..]`.
+#[inline(never)]
+fn partition(v: &mut [u64]) -> usize {
+    let p = v[v.len() / 2];
+    let (mut i, mut j) = (0, v.len() - 1);
+    loop {
+        while v[i] < p {
+            i += 1
+        }
+        while v[j] > p {
+            j -= 1
+        }
+        if i >= j {
+            return j;
+        }
+        v.swap(i, j);
+        i += 1;
+        j -= 1;
+    }
 }
 contender!(b, berth::join);
 contender!(r, rayon::join);
@@ -68,7 +81,8 @@ fn main() {
         .collect();
     let mut v = vec![];
     for _ in 0..reps {
-        let mut d = data.clone();
+        // Only the sort needs a fresh input (criterion's fib iterations run back to back).
+        let mut d = if work == "qs" { data.clone() } else { Vec::new() };
         let s = Instant::now();
         let r = match (who, work) {
             ("berth", "fib25") => bp.install(|| b::fib_every(25)),
@@ -89,6 +103,19 @@ fn main() {
         std::hint::black_box(r);
     }
     data.clear();
+    if std::env::var_os("PROBE_PHASES").is_some() {
+        // Medians of consecutive tenths: does a contender drift over a long run?
+        let tenth = (v.len() / 10).max(1);
+        let phases: Vec<u128> = v
+            .chunks(tenth)
+            .map(|c| {
+                let mut c = c.to_vec();
+                c.sort();
+                c[c.len() / 2]
+            })
+            .collect();
+        eprintln!("medians by tenth: {phases:?}");
+    }
     v.sort();
     println!("{} {}", v[0], v[v.len() / 2]);
 }

@@ -4,6 +4,7 @@
 //! goes first; prints each contender's median per-iteration time (us) over the samples and the
 //! median of the per-sample ratios rayon/berth (>1: berth ahead).
 use std::time::Instant;
+#[inline(never)]
 fn fib_seq(n: u64) -> u64 {
     if n < 2 {
         n
