@@ -82,7 +82,11 @@ fn main() {
     let mut v = vec![];
     for _ in 0..reps {
         // Only the sort needs a fresh input (criterion's fib iterations run back to back).
-        let mut d = if work == "qs" { data.clone() } else { Vec::new() };
+        let mut d = if work == "qs" {
+            data.clone()
+        } else {
+            Vec::new()
+        };
         let s = Instant::now();
         let r = match (who, work) {
             ("berth", "fib25") => bp.install(|| b::fib_every(25)),
