@@ -1630,6 +1630,112 @@ fn a_panic_in_berth_inside_a_join_aborts() {
     );
 }
 
+/// A scope keeps its jobs' first panic and drops the others. A dropped payload whose `Drop`
+/// panics must not escape from the job that berth drops it in: it unwound the job's worker,
+/// and a panic while unwinding aborted the process. Run in a child process, so that the old
+/// behaviour fails this test instead of aborting the suite.
+#[test]
+#[cfg(unix)]
+#[cfg_attr(miri, ignore = "Miri cannot start processes")]
+fn a_scope_survives_dropping_payloads_that_panic_on_drop() {
+    if child_scenario().as_deref() == Some("scope-payloads") {
+        let pool = ThreadPool::new(2);
+        let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.scope(|s| {
+                for _ in 0..4 {
+                    s.spawn(|_| panic::panic_any(PanicOnDrop));
+                }
+            })
+        }));
+        let payload = caught.expect_err("the scope resumes its jobs' first panic");
+        assert!(
+            payload.is::<PanicOnDrop>(),
+            "the scope resumed another panic"
+        );
+        std::mem::forget(payload); // dropping it would panic here
+                                   // Both workers are still there: two jobs that wait for each other both finish.
+        let both = std::sync::Barrier::new(2);
+        pool.scope(|s| {
+            s.spawn(|_| {
+                both.wait();
+            });
+            s.spawn(|_| {
+                both.wait();
+            });
+        });
+        assert_usable(&pool);
+        println!("contained");
+        return;
+    }
+    expect_child_contained(
+        "a_scope_survives_dropping_payloads_that_panic_on_drop",
+        "scope-payloads",
+    );
+}
+
+/// Runs `test` in a child process (`run_child`) and checks that it printed "contained" and
+/// exited normally, under the watchdog.
+#[cfg(unix)]
+fn expect_child_contained(test: &'static str, scenario: &'static str) {
+    let _shared = shared();
+    let out = run_child(test, scenario, &[]);
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("contained"),
+        "the child failed: {:?}; stdout {}, stderr {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// When two panics meet (both closures of a `join`; a scope's body and one of its jobs), berth
+/// resumes one and drops the other. If the dropped payload's `Drop` panics, that panic is
+/// contained (and its own payload leaked): the caller gets the panic berth promised, instead
+/// of a panic raised while unwinding, which aborted the process. Run in a child process, so
+/// that the old behaviour fails this test instead of aborting the suite.
+#[test]
+#[cfg(unix)]
+#[cfg_attr(miri, ignore = "Miri cannot start processes")]
+fn a_second_panic_whose_payload_panics_on_drop_is_contained() {
+    if child_scenario().as_deref() == Some("second-payload") {
+        for threads in [1, 2] {
+            let pool = ThreadPool::new(threads);
+            // Both closures of a join: the first one's panic wins.
+            let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+                pool.join(
+                    || panic::panic_any(PanicOnDrop),
+                    || panic::panic_any(PanicOnDrop),
+                )
+            }));
+            std::mem::forget(caught.expect_err("join resumes a panic"));
+            let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+                pool.join(
+                    || -> () { panic!("first") },
+                    || panic::panic_any(PanicOnDrop),
+                )
+            }));
+            let payload = caught.expect_err("join resumes a panic");
+            assert_eq!(payload.downcast_ref::<&str>(), Some(&"first"));
+            // A scope's body and one of its jobs: the body's panic wins.
+            let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+                pool.scope(|s| {
+                    s.spawn(|_| panic::panic_any(PanicOnDrop));
+                    panic!("body");
+                })
+            }));
+            let payload = caught.expect_err("scope resumes a panic");
+            assert_eq!(payload.downcast_ref::<&str>(), Some(&"body"));
+            assert_usable(&pool);
+        }
+        println!("contained");
+        return;
+    }
+    expect_child_contained(
+        "a_second_panic_whose_payload_panics_on_drop_is_contained",
+        "second-payload",
+    );
+}
+
 /// `berth::current_thread_index()` as a worker thread's thread-locals are destroyed, after the
 /// worker left its main loop: by `(test, index)`.
 static SEEN_AT_THREAD_EXIT: Mutex<Vec<(&'static str, Option<usize>)>> = Mutex::new(Vec::new());

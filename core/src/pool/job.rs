@@ -101,11 +101,30 @@ impl<L: Latch, F: FnOnce() -> R + Send, R: Send> StackJob<L, F, R> {
 
     /// The result, once the latch is set: the value, or the job's panic resumed here.
     pub(crate) fn into_result(self) -> R {
+        match self.into_outcome() {
+            Ok(r) => r,
+            Err(p) => panic::resume_unwind(p),
+        }
+    }
+
+    /// The result, once the latch is set: the value, or the job's panic payload.
+    pub(crate) fn into_outcome(self) -> Result<R, Box<dyn Any + Send>> {
         match self.result.into_inner() {
-            JobResult::Ok(r) => r,
-            JobResult::Panic(p) => panic::resume_unwind(p),
+            JobResult::Ok(r) => Ok(r),
+            JobResult::Panic(p) => Err(p),
             JobResult::None => unreachable!("a job's result is read after its latch is set"),
         }
+    }
+}
+
+/// Drops a panic payload that berth does not resume (the second of two panics that meet, or a
+/// scope job's panic after the first). A payload's own `Drop` may panic (`panic_any` with such
+/// a value): that panic is caught here and its payload leaked, so that it neither unwinds
+/// berth's code (a scope job would never be counted finished) nor fires while the other panic
+/// unwinds (which aborts the process).
+pub(crate) fn discard_panic(payload: Box<dyn Any + Send>) {
+    if let Err(again) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        std::mem::forget(again);
     }
 }
 

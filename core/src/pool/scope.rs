@@ -1,6 +1,6 @@
 //! `scope`: spawn jobs that borrow from the enclosing stack; the scope returns when all are done.
 
-use super::job::HeapJob;
+use super::job::{discard_panic, HeapJob};
 use super::latch::{Latch, WorkerLatch};
 use super::registry::{worker_latch, Registry, WorkerThread};
 use crate::sync::atomic::{AtomicUsize, Ordering::AcqRel};
@@ -118,9 +118,18 @@ impl<'scope> Scope<'scope> {
     }
 
     fn keep_panic(&self, p: Box<dyn Any + Send>) {
-        let mut slot = self.panic.lock();
-        if slot.is_none() {
-            *slot = Some(p);
+        let rejected = {
+            let mut slot = self.panic.lock();
+            if slot.is_none() {
+                *slot = Some(p);
+                None
+            } else {
+                Some(p)
+            }
+        };
+        // Outside the lock, and never unwinding out of this job (see `discard_panic`).
+        if let Some(p) = rejected {
+            discard_panic(p);
         }
     }
 
@@ -155,7 +164,12 @@ where
     wt.wait_until(&scope.latch.core);
     let job_panic = scope.panic.lock().take();
     match result {
-        Err(p) => panic::resume_unwind(p),
+        Err(p) => {
+            if let Some(job_panic) = job_panic {
+                discard_panic(job_panic);
+            }
+            panic::resume_unwind(p)
+        }
         Ok(r) => {
             if let Some(p) = job_panic {
                 panic::resume_unwind(p);
