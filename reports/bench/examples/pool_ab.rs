@@ -1,5 +1,5 @@
 //! Probe: the pool benchmark's workloads, both contenders in one process, interleaved.
-//! `pool_ab {fib25|fib32} THREADS SAMPLES ITERS`: each sample runs ITERS back-to-back
+//! `pool_ab {fib25|fib32|every:N|cutoff:N} THREADS SAMPLES ITERS`: each sample runs ITERS back-to-back
 //! `install`s on one pool (as criterion's `iter` does), then on the other, alternating which
 //! goes first; prints each contender's median per-iteration time (us) over the samples and the
 //! median of the per-sample ratios rayon/berth (>1: berth ahead).
@@ -42,6 +42,17 @@ fn main() {
         a[3].parse().unwrap(),
         a[4].parse().unwrap(),
     );
+    // `fib25`: fib(25) with a join at every level; `fib32`: fib(32) with a cutoff below 20;
+    // `every:N`, `cutoff:N`: the same at another N (`every:1` is an install with no join).
+    let (every, n): (bool, u64) = match work {
+        "fib25" => (true, 25),
+        "fib32" => (false, 32),
+        w => match w.split_once(':') {
+            Some(("every", n)) => (true, n.parse().expect("every:N")),
+            Some(("cutoff", n)) => (false, n.parse().expect("cutoff:N")),
+            _ => panic!("usage: pool_ab {{fib25|fib32|every:N|cutoff:N}} THREADS SAMPLES ITERS"),
+        },
+    };
     let bp = berth::pool::ThreadPool::new(t);
     let rp = rayon::ThreadPoolBuilder::new()
         .num_threads(t)
@@ -50,12 +61,11 @@ fn main() {
     let run = |who: &str| -> f64 {
         let s = Instant::now();
         for _ in 0..iters {
-            let r = match (who, work) {
-                ("berth", "fib25") => bp.install(|| b::fib_every(std::hint::black_box(25))),
-                ("rayon", "fib25") => rp.install(|| r::fib_every(std::hint::black_box(25))),
-                ("berth", "fib32") => bp.install(|| b::fib_cutoff(std::hint::black_box(32))),
-                ("rayon", "fib32") => rp.install(|| r::fib_cutoff(std::hint::black_box(32))),
-                _ => panic!("usage: pool_ab {{fib25|fib32}} THREADS SAMPLES ITERS"),
+            let r = match (who, every) {
+                ("berth", true) => bp.install(|| b::fib_every(std::hint::black_box(n))),
+                ("rayon", true) => rp.install(|| r::fib_every(std::hint::black_box(n))),
+                ("berth", false) => bp.install(|| b::fib_cutoff(std::hint::black_box(n))),
+                _ => rp.install(|| r::fib_cutoff(std::hint::black_box(n))),
             };
             std::hint::black_box(r);
         }
