@@ -22,9 +22,10 @@
 //! injector (a berth channel) for jobs from outside. The deques are asymmetric
 //! ([`Worker::new_asymmetric`](crate::deque::Worker::new_asymmetric)): the owner's pop has no
 //! fence instruction, and a thief waits for the owner's answer, which its next pop gives, or
-//! failing that runs a process-wide barrier. A worker with nothing to do spins and
-//! yields briefly, then sleeps on its own [`Parker`](crate::park::Parker): an idle pool uses no
-//! CPU.
+//! failing that runs a process-wide barrier. A worker with nothing to do spins, then
+//! yields for up to 100 µs (a pool is used in bursts, and the next `install` usually comes
+//! sooner than that), then sleeps on its own [`Parker`](crate::park::Parker): an idle pool uses
+//! no CPU.
 //!
 //! - [`join(a, b)`](join) pushes `b` onto the worker's deque (as a pointer to a job on the
 //!   caller's stack: a join allocates nothing), runs `a`, then pops `b` back and runs it, unless

@@ -23,6 +23,51 @@ pub(crate) struct Config {
     pub(crate) stack_size: Option<usize>,
 }
 
+/// How long a worker that ran out of work keeps looking for more, yielding its CPU between
+/// looks, before it goes to sleep (after the spin-and-yield steps of `Backoff`). A pool is used
+/// in bursts: an `install`'s caller gets its result and, typically, calls `install` again a few
+/// microseconds later; a worker that slept in between costs the next burst a futex wake-up
+/// (10-30 µs on the 2-vCPU benchmark machine) and its `membarrier` on the way to sleep. rayon's
+/// workers yield for 32 rounds before they sleep, which is of the same order. Measured:
+/// `reports/bench/losses.md`, `pool_fib25_every_t2`. Under the models, which have no clock,
+/// there is no such phase.
+#[cfg(not(any(loom, shuttle)))]
+const IDLE_YIELD_FOR: std::time::Duration = std::time::Duration::from_micros(100);
+
+/// When a worker's idle yield phase began (`IDLE_YIELD_FOR`); `None` while it has work.
+#[derive(Default)]
+struct IdleYields {
+    #[cfg(not(any(loom, shuttle)))]
+    since: Option<std::time::Instant>,
+}
+
+impl IdleYields {
+    /// Found work: the next idle phase starts afresh.
+    #[inline]
+    fn reset(&mut self) {
+        #[cfg(not(any(loom, shuttle)))]
+        {
+            self.since = None;
+        }
+    }
+
+    /// Out of work and done with `Backoff`: true (after yielding once) while the phase lasts;
+    /// false when it is over (and reset for the next one): time to sleep.
+    fn keep_yielding(&mut self) -> bool {
+        #[cfg(not(any(loom, shuttle)))]
+        {
+            let now = std::time::Instant::now();
+            let since = *self.since.get_or_insert(now);
+            if now.duration_since(since) < IDLE_YIELD_FOR {
+                crate::sync::thread::yield_now();
+                return true;
+            }
+            self.since = None;
+        }
+        false
+    }
+}
+
 /// What the workers of one pool share.
 pub(crate) struct Registry {
     stealers: Vec<Stealer<JobRef>>,
@@ -317,6 +362,7 @@ impl WorkerThread {
 
     fn main_loop(&self) {
         let mut backoff = Backoff::new();
+        let mut idle = IdleYields::default();
         loop {
             // Read before the search: a worker exits only if a search that began after it saw
             // `terminate` found nothing (a job injected before the pool's drop is seen by it).
@@ -327,6 +373,7 @@ impl WorkerThread {
                 // SAFETY: taken from a deque or the injector.
                 unsafe { self.execute(job) };
                 backoff = Backoff::new();
+                idle.reset();
                 continue;
             }
             if terminating {
@@ -334,6 +381,9 @@ impl WorkerThread {
             }
             if !backoff.is_completed() {
                 backoff.snooze();
+                continue;
+            }
+            if idle.keep_yielding() {
                 continue;
             }
             self.sleep(seen, None);
