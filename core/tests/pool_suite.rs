@@ -1569,11 +1569,8 @@ fn num_threads_zero_means_berth_num_threads_or_the_cpu_count() {
     }
 }
 
-/// A panic payload whose `Drop` panics. A panic in a spawned job is caught and its payload
-/// dropped by berth (`spawn` promises the worker carries on), so the payload's panic is raised
-/// by berth's own code: the only way this suite found, through the public API, to make berth's
-/// code panic where `join`'s abort-on-unwind guard or a worker's unwinding can be seen. (If
-/// `spawn` ever contains that panic too, the two tests below need another trigger.)
+/// A panic payload whose `Drop` panics: berth drops the payloads it does not resume, and that
+/// second panic must stay contained.
 struct PanicOnDrop;
 
 impl Drop for PanicOnDrop {
@@ -1584,9 +1581,10 @@ impl Drop for PanicOnDrop {
 
 /// An unexpected panic in berth's code while a `join`'s second closure is on the deque (where a
 /// thief could be running it, on memory of this stack frame) aborts the process instead of
-/// unwinding past that frame. On a one-thread pool the order is fixed: the first closure spawns
-/// a job (pushed above the second closure), the join pops it back and runs it, and the spawned
-/// job's panic payload panics when berth drops it, inside the join.
+/// unwinding past that frame. No public function lets a user make berth's code panic, so the
+/// panic comes from the hidden test hook `__spawn_unwinding` (a spawned job whose panic is not
+/// caught). On a one-thread pool the order is fixed: the first closure spawns the job (pushed
+/// above the second closure), and the join pops it back and runs it, inside the join.
 #[test]
 #[cfg(unix)]
 #[cfg_attr(miri, ignore = "Miri cannot start processes")]
@@ -1600,7 +1598,12 @@ fn a_panic_in_berth_inside_a_join_aborts() {
         // only this child (no core file for the abort it expects).
         unsafe { libc::setrlimit(libc::RLIMIT_CORE, &no_core) };
         let pool = ThreadPool::new(1);
-        pool.install(|| berth::join(|| berth::spawn(|| panic::panic_any(PanicOnDrop)), || ()));
+        pool.install(|| {
+            berth::join(
+                || berth::pool::__spawn_unwinding(|| panic!("{INJECTED}")),
+                || (),
+            )
+        });
         // Reaching this line fails the parent's check below.
         println!("the join returned");
         return;
@@ -1621,12 +1624,49 @@ fn a_panic_in_berth_inside_a_join_aborts() {
         String::from_utf8_lossy(&out.stdout)
     );
     assert!(
-        stderr.contains("PanicOnDrop: dropping this payload panics"),
-        "the abort was not the payload's panic: {stderr}"
+        stderr.contains(INJECTED),
+        "the abort was not the injected panic: {stderr}"
     );
     assert!(
         stderr.contains("berth::pool: unexpected panic while a job on this stack may be running elsewhere; aborting"),
         "the abort did not come from the join's guard: {stderr}"
+    );
+}
+
+/// The message of the panics `__spawn_unwinding` injects into berth's code.
+const INJECTED: &str = "injected: a panic in berth's code";
+
+/// A spawned job's panic is caught and its payload dropped; a payload whose `Drop` panics must
+/// not escape from there. It did: it unwound the worker, and a one-thread pool, left with no
+/// worker, never ran another job (`install` below hung). Run in a child process, whose hang the
+/// parent's watchdog turns into a failure.
+#[test]
+#[cfg(unix)]
+#[cfg_attr(miri, ignore = "Miri cannot start processes")]
+fn a_spawned_payload_that_panics_on_drop_leaves_the_worker() {
+    if child_scenario().as_deref() == Some("spawn-payload") {
+        for threads in [1, 2] {
+            let pool = ThreadPool::new(threads);
+            for _ in 0..2 * threads {
+                pool.spawn(|| panic::panic_any(PanicOnDrop));
+            }
+            // Every worker is still there: `threads` jobs that wait for each other all finish.
+            let all = std::sync::Barrier::new(threads);
+            pool.scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(|_| {
+                        all.wait();
+                    });
+                }
+            });
+            assert_usable(&pool);
+        }
+        println!("contained");
+        return;
+    }
+    expect_child_contained(
+        "a_spawned_payload_that_panics_on_drop_leaves_the_worker",
+        "spawn-payload",
     );
 }
 
@@ -1761,8 +1801,9 @@ thread_local! {
 /// A worker clears its thread-local pointer when it leaves its main loop, by returning or by
 /// unwinding: code that runs on the thread afterwards (here a thread-local's destructor, the
 /// last code a thread runs) sees no worker, not a pointer into the stack frame the worker lived
-/// in. The unwinding case kills the worker with a panic berth raises itself (see `PanicOnDrop`);
-/// the pool's drop then joins a thread that panicked, which it ignores.
+/// in. The unwinding case kills the worker with a panic injected into berth's code (the hidden
+/// test hook `__spawn_unwinding`, as in `a_panic_in_berth_inside_a_join_aborts`); the pool's
+/// drop then joins a thread that panicked, which it ignores.
 #[test]
 fn a_worker_that_exits_or_unwinds_clears_its_thread_local() {
     for (case, unwinds) in [("returns", false), ("unwinds", true)] {
@@ -1773,13 +1814,19 @@ fn a_worker_that_exits_or_unwinds_clears_its_thread_local() {
             move || {
                 let pool = ThreadPool::new(1);
                 let (tx, rx) = std::sync::mpsc::channel();
-                pool.spawn(move || {
+                let job = move || {
                     AT_THREAD_EXIT.with(|a| *a.borrow_mut() = Some(IndexAtThreadExit(case)));
                     tx.send(berth::current_thread_index()).unwrap();
                     if unwinds {
-                        panic::panic_any(PanicOnDrop);
+                        panic!("{INJECTED}");
                     }
-                });
+                };
+                if unwinds {
+                    // On a worker of `pool`, so the job goes to `pool`.
+                    pool.install(|| berth::pool::__spawn_unwinding(job));
+                } else {
+                    pool.spawn(job);
+                }
                 assert_eq!(rx.recv().unwrap(), Some(0), "the job ran on worker 0");
                 drop(pool); // joins the worker: its thread-locals are destroyed by then
             },

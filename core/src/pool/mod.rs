@@ -72,17 +72,18 @@
 //!   `a_scope_survives_dropping_payloads_that_panic_on_drop` and
 //!   `a_second_panic_whose_payload_panics_on_drop_is_contained`).
 //! - A panic in a `spawn`ed job is caught (the panic hook has already printed it) and dropped:
-//!   the worker survives and the pool stays usable. One exception, not contained (yet): a
-//!   payload whose own `Drop` panics, dropped there, unwinds the worker thread (the pool loses
-//!   that worker) or, inside a `join`, aborts (next point). It is the one way `pool_suite` found
-//!   to make berth's own code panic through the public API, and its tests of the next point use
-//!   it. rayon-core aborts on every panic in a spawned job that has no panic handler; std
-//!   aborts when a thread's result panics on drop.
+//!   the worker survives and the pool stays usable. A payload whose own `Drop` panics is
+//!   dropped under `catch_unwind` and the second payload leaked, as above (before, it unwound
+//!   the worker thread, and a one-thread pool was left with no worker: `pool_suite`'s
+//!   `a_spawned_payload_that_panics_on_drop_leaves_the_worker`). rayon-core aborts on every
+//!   panic in a spawned job that has no panic handler; std aborts when a thread's result
+//!   panics on drop.
 //! - berth aborts the process if *its own* code panics while a job on the unwinding stack may
 //!   still be running on another thread (that thread would write into freed memory), as rayon
 //!   does. A worker whose main loop ends, even by unwinding, clears its thread-local pointer.
 //!   `pool_suite` checks both (`a_panic_in_berth_inside_a_join_aborts`, in a child process, and
-//!   `a_worker_that_exits_or_unwinds_clears_its_thread_local`), with the payload above.
+//!   `a_worker_that_exits_or_unwinds_clears_its_thread_local`); no public function lets a user
+//!   make berth's code panic, so they inject the panic through a hidden test hook.
 //!
 //! # Differences from rayon-core
 //!
@@ -699,15 +700,43 @@ fn spawn_in<F>(registry: &Arc<Registry>, f: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    let run = move || {
-        // The panic hook has printed it; the worker carries on (see the module docs).
-        let _ = panic::catch_unwind(AssertUnwindSafe(f));
-    };
+    spawn_job(registry, move || {
+        // The panic hook has printed it; the worker carries on (see the module docs). Dropping
+        // the payload is contained too: a payload whose `Drop` panics would otherwise unwind
+        // the worker (pool_suite `a_spawned_payload_that_panics_on_drop_leaves_the_worker`).
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(f)) {
+            job::discard_panic(payload);
+        }
+    });
+}
+
+/// Queues `run` (which must not unwind, or the worker it runs on unwinds) on `registry`: onto
+/// the current worker's deque if it is one of `registry`'s, else through the injector.
+fn spawn_job<F>(registry: &Arc<Registry>, run: F)
+where
+    F: FnOnce() + Send + 'static,
+{
     // SAFETY: `run` is `'static` and goes into exactly one deque or the injector.
     let job = unsafe { job::HeapJob::into_job_ref(run) };
     match WorkerThread::current() {
         Some(wt) if std::ptr::eq(&**wt.registry(), &**registry) => wt.push(job),
         _ => registry.inject(job),
+    }
+}
+
+/// Not part of the API: for berth's own tests of what happens when *berth's* code panics on a
+/// worker, which no public function lets a user cause. Like [`spawn`], except that a panic in
+/// `f` is not caught: it unwinds the worker that runs `f`, as a bug in berth would (the worker
+/// exits and the pool has one fewer), and inside a `join`, whose stack job may be running on
+/// another thread, it aborts the process. `pool_suite` uses it to check both.
+#[doc(hidden)]
+pub fn __spawn_unwinding<F>(f: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    match WorkerThread::current() {
+        Some(wt) => spawn_job(wt.registry(), f),
+        None => spawn_job(global_registry(), f),
     }
 }
 
