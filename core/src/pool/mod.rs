@@ -690,9 +690,14 @@ pub fn spawn<F>(f: F)
 where
     F: FnOnce() + Send + 'static,
 {
+    spawn_in(current_registry(), f)
+}
+
+/// The registry of the current worker's pool, or the global pool's (started if need be).
+fn current_registry() -> &'static Arc<Registry> {
     match WorkerThread::current() {
-        Some(wt) => spawn_in(wt.registry(), f),
-        None => spawn_in(global_registry(), f),
+        Some(wt) => wt.registry(),
+        None => global_registry(),
     }
 }
 
@@ -734,10 +739,7 @@ pub fn __spawn_unwinding<F>(f: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    match WorkerThread::current() {
-        Some(wt) => spawn_job(wt.registry(), f),
-        None => spawn_job(global_registry(), f),
-    }
+    spawn_job(current_registry(), f)
 }
 
 /// The index of the current thread in its pool, if it is a worker.
@@ -770,8 +772,5 @@ pub fn current_thread_index() -> Option<usize> {
 /// assert!(berth::current_num_threads() >= 1); // outside: the global pool's
 /// ```
 pub fn current_num_threads() -> usize {
-    match WorkerThread::current() {
-        Some(wt) => wt.registry().num_threads(),
-        None => global_registry().num_threads(),
-    }
+    current_registry().num_threads()
 }
