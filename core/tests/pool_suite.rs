@@ -116,6 +116,22 @@ fn assert_usable(pool: &ThreadPool) {
     assert_eq!(pool.install(|| fib_join(15)), 610, "the pool after a panic");
 }
 
+/// Checks that all `threads` workers of `pool` are still there (none was lost to a panic):
+/// `threads` scope jobs that wait for each other at a barrier can only all finish if each runs
+/// on a worker of its own. Then checks that the pool still computes.
+#[cfg(unix)]
+fn assert_every_worker_alive(pool: &ThreadPool, threads: usize) {
+    let all = std::sync::Barrier::new(threads);
+    pool.scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|_| {
+                all.wait();
+            });
+        }
+    });
+    assert_usable(pool);
+}
+
 /// A small xorshift64 generator: reproducible data without a dependency.
 struct Rng(u64);
 
@@ -1650,16 +1666,7 @@ fn a_spawned_payload_that_panics_on_drop_leaves_the_worker() {
             for _ in 0..2 * threads {
                 pool.spawn(|| panic::panic_any(PanicOnDrop));
             }
-            // Every worker is still there: `threads` jobs that wait for each other all finish.
-            let all = std::sync::Barrier::new(threads);
-            pool.scope(|s| {
-                for _ in 0..threads {
-                    s.spawn(|_| {
-                        all.wait();
-                    });
-                }
-            });
-            assert_usable(&pool);
+            assert_every_worker_alive(&pool, threads);
         }
         println!("contained");
         return;
@@ -1693,17 +1700,7 @@ fn a_scope_survives_dropping_payloads_that_panic_on_drop() {
             "the scope resumed another panic"
         );
         std::mem::forget(payload); // dropping it would panic here
-                                   // Both workers are still there: two jobs that wait for each other both finish.
-        let both = std::sync::Barrier::new(2);
-        pool.scope(|s| {
-            s.spawn(|_| {
-                both.wait();
-            });
-            s.spawn(|_| {
-                both.wait();
-            });
-        });
-        assert_usable(&pool);
+        assert_every_worker_alive(&pool, 2);
         println!("contained");
         return;
     }
