@@ -173,6 +173,7 @@ PRIMITIVE = {
     "deque_no_steal_fence": "deque",
     "deque_skip_stamp": "deque",
     "deque_trust_copied": "deque",
+    "deque_ready_overreach": "deque",
     "deque_handshake_relaxed": "deque",
     "latch_sleep_by_store": "pool",
     "asymmetric_heavy_no_barrier": "asymmetric",

@@ -123,6 +123,11 @@
 //! for those: a slot it popped at index `b` is pushed again at index `b`, not `b + capacity`.
 //! When it wins the last element with a CAS, it sets the stamp itself.
 //!
+//! The owner does not read a stamp on every push (that load sat on the push's critical path,
+//! and cost the pool's finest joins about 15%). An index found writable stays writable while
+//! the buffer is current, so a push checks up to 32 indices ahead at once and keeps them as a
+//! *ready range*; the pushes inside it read nothing a thief writes (`Worker::make_ready`).
+//!
 //! # Buffers: growth and reclamation
 //!
 //! A push into a full buffer copies the live range into a buffer of twice the size and
@@ -159,6 +164,10 @@ use std::mem::MaybeUninit;
 
 /// The first buffer's size (small under the models, so they exercise growth).
 const MIN_CAP: usize = if crate::sync::MODEL { 2 } else { 64 };
+
+/// How many indices a push that leaves the ready range checks ahead (see `Worker::make_ready`;
+/// under the models two, so that they run a push that skips the checks).
+const READY_SCAN: usize = if crate::sync::MODEL { 2 } else { 32 };
 
 /// At most this many elements move in one `steal_batch_and_pop`.
 const MAX_BATCH: usize = 32;
@@ -393,6 +402,12 @@ pub struct Worker<T> {
     /// A value `top` had (it only grows, so this is a lower bound): a push that finds room
     /// against it has room, without reading the line the thieves write.
     top_bound: Cell<usize>,
+    /// The indices `ready_start..ready_start + ready_len` may be pushed into the current
+    /// buffer without a check: each was found to have room (below a `top` seen, plus the
+    /// capacity) and a writable slot (see [`Worker::make_ready`]). Both facts, once true of an
+    /// index, stay true for as long as the buffer is current.
+    ready_start: Cell<usize>,
+    ready_len: Cell<usize>,
     /// The last request value stored into `answered` (only the owner stores it).
     answered: Cell<usize>,
     _not_sync: PhantomData<Cell<()>>,
@@ -574,6 +589,8 @@ impl<T> Worker<T> {
             buffer: Cell::new(buffer),
             bottom: Cell::new(start),
             top_bound: Cell::new(start),
+            ready_start: Cell::new(start),
+            ready_len: Cell::new(0),
             answered: Cell::new(0),
             _not_sync: PhantomData,
         }
@@ -615,23 +632,74 @@ impl<T> Worker<T> {
     #[inline]
     pub fn push(&self, value: T) {
         let b = self.bottom.get();
-        let mut buf = self.buf();
-        // Against a lower bound of `top` the length is an upper bound: room here is room. In
-        // the common case a push reads no line a thief writes, and only stores `bottom` (a
-        // store miss does not stall the owner; a load miss would).
-        let len_bound = b.wrapping_sub(self.top_bound.get()) as isize;
-        if len_bound >= buf.cap() as isize || !buf.writable(b) {
-            buf = self.make_room(b);
-        }
-        // SAFETY: we are the owner and `buf.writable(b)` holds (checked, or `buf` is new and
-        // `b - cap` is below its base).
+        // In the common case a push reads only the owner's own fields: no line a thief
+        // writes, not even the slot's stamp (a load miss there would stall the owner; the
+        // stores below may miss without stalling it).
+        let buf = if b.wrapping_sub(self.ready_start.get()) < self.ready_len.get() {
+            self.buf()
+        } else {
+            self.make_ready(b)
+        };
+        // SAFETY: we are the owner, and `b` is in the ready range of the current buffer `buf`:
+        // it has room, and `buf.writable(b)` held when it joined the range (see `make_ready`).
         unsafe { buf.write(b, value) };
         // Release: a thief that reads this bottom (or a later one) sees the element.
         self.inner.bottom.store(b.wrapping_add(1), Release);
         self.bottom.set(b.wrapping_add(1));
     }
 
-    /// The slow path of `push`: the buffer is full, or a thief that claimed the slot's previous
+    /// The slow path of `push`: `b` is outside the ready range. Makes room for `b` if needed
+    /// (`make_room`), then checks up to `READY_SCAN` indices from `b` on and makes them the
+    /// ready range (joined to the old one where the two meet), so that the pushes that follow
+    /// skip the checks.
+    ///
+    /// Why a checked index stays pushable while the buffer is current: room, because `b` is
+    /// below `t + cap` for a `t` that `top` had, and `top` only grows; a writable slot, because
+    /// `writable(b)` says that the slot's previous element, `b - cap`, was read out (or never
+    /// lived in this buffer), which no later event undoes. If a thief claims `b` itself after
+    /// it is pushed, `bottom` stays above `b` for good (a pop that finds `top` past its index
+    /// puts `bottom` back), so `b` is never pushed into this buffer again. A growth replaces the
+    /// buffer and empties the range.
+    #[cold]
+    fn make_ready(&self, b: usize) -> &Buffer<T> {
+        let mut buf = self.buf();
+        let has_room = |buf: &Buffer<T>, i: usize| {
+            (i.wrapping_sub(self.top_bound.get()) as isize) < buf.cap() as isize
+        };
+        if !has_room(buf, b) || !buf.writable(b) {
+            buf = self.make_room(b); // a growth empties the ready range
+        }
+        let mut n = 1;
+        while n < READY_SCAN && has_room(buf, b.wrapping_add(n)) && buf.writable(b.wrapping_add(n))
+        {
+            n += 1;
+        }
+        // MUTANT deque_ready_overreach: the range takes in one index more than was checked.
+        if cfg!(berth_mutant = "deque_ready_overreach") {
+            n += 1;
+        }
+        let (start, len) = (self.ready_start.get(), self.ready_len.get());
+        if len > 0 && b.wrapping_sub(start) <= len {
+            // `b` is at the old range's end (a push past it): extend it, keeping only its last
+            // `cap` indices (leaving an index out is always safe: it is checked again when it
+            // is pushed).
+            let len = b.wrapping_sub(start) + n;
+            let keep = len.min(buf.cap());
+            self.ready_start.set(start.wrapping_add(len - keep));
+            self.ready_len.set(keep);
+        } else if len > 0 && start.wrapping_sub(b) <= n {
+            // The old range starts within or just after the new one (a push below it).
+            self.ready_start.set(b);
+            self.ready_len
+                .set(n.max(start.wrapping_sub(b) + len).min(buf.cap()));
+        } else {
+            self.ready_start.set(b);
+            self.ready_len.set(n);
+        }
+        buf
+    }
+
+    /// Makes room for index `b`: the buffer is full, or a thief that claimed the slot's previous
     /// element has not read it yet. In the second case, wait a moment for the thief (it is
     /// between a CAS and one read); if it is still not done (descheduled), move to a buffer of
     /// twice the size. Doubling, not the same size, is what bounds the memory: a bigger buffer
@@ -679,6 +747,7 @@ impl<T> Worker<T> {
             });
             i = i.wrapping_add(1);
         }
+        self.ready_len.set(0); // the range is about the old buffer
         let old_ptr = self.buffer.replace(new);
         self.inner.buffer.store(new, Release);
         self.inner.retired.lock().push(old_ptr);
