@@ -703,7 +703,7 @@ fn exactly_once_with_thieves(thieves: usize, start: usize) {
 }
 
 /// Which of the deque's fence pairs a scenario runs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Fences {
     /// `Worker::new`: a `SeqCst` fence on each side.
     Symmetric,
@@ -732,13 +732,57 @@ fn exactly_once_with_fences(thieves: usize, start: usize, fences: Fences) {
     let name = format!("exactly once, {thieves} thieves, start index {start}, {fences:?}");
     with_watchdog(WATCHDOG_SECS, &name.clone(), move || {
         for rep in 0..REPEATS {
-            exactly_once_round(thieves, start, fences, &format!("{name}, round {rep}"));
+            exactly_once_round(
+                thieves,
+                start,
+                fences,
+                false,
+                &format!("{name}, round {rep}"),
+            );
         }
     });
 }
 
-/// One round of [`exactly_once_with_thieves`], on fresh deques and threads.
-fn exactly_once_round(thieves: usize, start: usize, fences: Fences, what: &str) {
+/// Rounds at most of [`exactly_once_through_fenced_spells`] before it gives up on seeing two
+/// spells (each round has thousands of chances).
+const SPELL_ROUNDS: usize = scaled(50, 1);
+
+/// As [`exactly_once_with_fences`] on an asymmetric deque whose owner pauses (a bounded spin of
+/// some tens of microseconds) before every fourth burst: thieves that ask then get no answer in
+/// time, and the owner starts fenced spells (module docs of `berth::deque`). Rounds run until
+/// the owner has started two spells (so one has also ended, and unfenced pops followed it),
+/// and every round checks that each item was taken once.
+fn exactly_once_through_fenced_spells(thieves: usize, fences: Fences) {
+    let name = format!("exactly once through fenced spells, {thieves} thieves, {fences:?}");
+    with_watchdog(WATCHDOG_SECS, &name.clone(), move || {
+        let mut spells = 0;
+        let mut rounds = 0;
+        while spells < 2 && rounds < SPELL_ROUNDS {
+            rounds += 1;
+            spells +=
+                exactly_once_round(thieves, 0, fences, true, &format!("{name}, round {rounds}"));
+        }
+        // Under Miri the deque is symmetric (no system call), so there are no spells.
+        if !cfg!(miri) || fences == Fences::HandshakeOnly {
+            assert!(
+                spells >= 2,
+                "{name}: the owner started {spells} fenced spells in {rounds} rounds (the \
+                 scenario should start them; is the hint from thieves that time out lost?)"
+            );
+        }
+    });
+}
+
+/// One round of [`exactly_once_with_thieves`], on fresh deques and threads; returns how many
+/// fenced spells the owner started. With `slow_owner`, the owner pauses before every fourth
+/// burst.
+fn exactly_once_round(
+    thieves: usize,
+    start: usize,
+    fences: Fences,
+    slow_owner: bool,
+    what: &str,
+) -> usize {
     let what = what.to_owned();
     let w = worker_with(start, fences);
     let stealer = w.stealer();
@@ -794,6 +838,13 @@ fn exactly_once_round(thieves: usize, start: usize, fences: Fences, what: &str) 
     while (next as usize) < N {
         round += 1;
         let burst = (round * 37 % 97 + 1).min(N - next as usize);
+        if slow_owner && round % 4 == 0 {
+            // A long job between pops (about 50 µs on the 2-core VM; not a timing assumption:
+            // any pause long enough for a thief's few polls will do, and the caller repeats).
+            for _ in 0..2_000 {
+                std::hint::spin_loop();
+            }
+        }
         for _ in 0..burst {
             w.push(next);
             next += 1;
@@ -821,8 +872,10 @@ fn exactly_once_round(thieves: usize, start: usize, fences: Fences, what: &str) 
     }
     check_exactly_once(&all, N, &what);
     assert!(w.is_empty() && w.pop().is_none(), "{what}: nothing left");
+    let spells = w.fenced_spells_started();
     // Not an assertion on timing, just what happened (shown with --nocapture).
-    println!("{what}: {stolen} of {N} stolen");
+    println!("{what}: {stolen} of {N} stolen, {spells} fenced spells");
+    spells
 }
 
 #[test]
@@ -868,6 +921,16 @@ fn exactly_once_two_thieves_asymmetric() {
 #[test]
 fn exactly_once_four_thieves_asymmetric_wrapping() {
     exactly_once_with_fences(4, usize::MAX - WRAP_AHEAD, Fences::Asymmetric);
+}
+
+#[test]
+fn exactly_once_two_thieves_through_fenced_spells_asymmetric() {
+    exactly_once_through_fenced_spells(2, Fences::Asymmetric);
+}
+
+#[test]
+fn exactly_once_two_thieves_through_fenced_spells_handshake_only() {
+    exactly_once_through_fenced_spells(2, Fences::HandshakeOnly);
 }
 
 #[test]

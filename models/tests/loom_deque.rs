@@ -354,3 +354,44 @@ fn handshake_batch_steal_races_pop() {
         report(verdict);
     });
 }
+
+/// Fenced spells of an asymmetric deque (module docs, "Fenced spells"): a thief that asked in
+/// vain leaves a hint, and the owner fences its next pops (one, under the models), during which
+/// thieves that read the spell's flag after their own fence go on without an answer. Here the
+/// main thread first asks while nobody pops, so the owner's first pop starts a spell and its
+/// second ends it; meanwhile the thief steals twice, its second steal reading the `top` its
+/// first wrote, and the owner's third pop is unfenced again. A thief that still reads the
+/// flag as set must not meet an unfenced pop with a stale `top`: the owner's fence after it
+/// clears the flag (the mutant `deque_unfence_no_fence` drops it) or the thief's own
+/// fence before it reads the flag (the mutant `deque_spell_read_early` reads it first) keeps
+/// them apart.
+#[test]
+fn fenced_spell_ends_while_a_thief_steals() {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(|| {
+        trace::start();
+        let w = Worker::handshake_only(0);
+        for i in 0..4u32 {
+            push(&w, i);
+        }
+        let s = w.stealer();
+        // Nobody pops yet: no answer, so `Retry`, and the hint that starts a spell.
+        let first = s.steal();
+        trace::record("steal", first);
+        assert!(
+            first.is_retry(),
+            "an unanswered steal of a handshake-only deque retries"
+        );
+        let owner = owner_pops(w);
+        let mut all = steal_tries(&s, 3);
+        let (w, mine) = owner.join().unwrap();
+        all.extend(mine);
+        while let Some(v) = pop(&w) {
+            all.push(v);
+        }
+        let verdict = exactly_once(all, &[0, 1, 2, 3]);
+        drop(w);
+        report(verdict);
+    });
+}

@@ -100,6 +100,40 @@
 //! This is the idea of location-based fences (Ladan-Mozes, Lee and Vyukov, SPAA 2011) in its
 //! simplest form: the rare side pays by waiting for the frequent side's next step.
 //!
+//! ## Fenced spells: an owner in long jobs fences for a while
+//!
+//! The handshake has a price when the owner runs long jobs between its pops (a pool whose
+//! leaves take tens of microseconds): a thief waits for an answer that does not come, then
+//! pays the barrier, and the job it wanted waits too. On the 2-vCPU machine that cost the
+//! pool's coarse benchmarks 1-2% against rayon, whose deque has the papers' symmetric fences.
+//! So a thief that waited in vain also leaves a hint (`timed_out`), and the owner, at its next
+//! pop (which sees the thief's request), starts a *fenced spell*: it stores 1 into `fenced`
+//! (`Release`) and runs the papers' `SeqCst` take fence in its next `FENCED_POPS` (4096) pops;
+//! then it stores 0 and runs one more `SeqCst` fence. Every thief of an asymmetric deque now runs
+//! its own `SeqCst` fence after its `top` load, then loads `fenced` (`Acquire`): 1, and it goes
+//! on to its `bottom` load with no request; 0, and it asks as above. A spell costs the owner
+//! about 4096 fences, about what one barrier costs the thief on that machine, so an owner that
+//! pops often loses at most about as much as the barrier that started the spell cost (and
+//! rarely starts one: its answers come in time); an owner in long jobs pops rarely, and its
+//! thieves steal with a fence of their own, as from a symmetric deque.
+//!
+//! Why a thief that read 1 may skip the handshake. Take an owner's pop `P` that pops `x` without
+//! a CAS while the thief claims `x`, as above, and say the thief's load of `fenced` read 1.
+//! If `P` ran in a spell, `P` and the thief each have a `SeqCst` fence between their two
+//! accesses: the papers' argument. If `P` came before the spell whose 1 the thief read, `P`'s
+//! `bottom` store happens before that `Release` store, which the thief's `Acquire` load read
+//! before its `bottom` load: the thief reads `P`'s decrement or a later `bottom`, and finds `x`
+//! gone (or finds a newer element pushed at `x`, which it may take). If `P` came after that
+//! spell ended: the owner stored 0 and then ran a fence `F` before `P`; the thief ran its fence
+//! `T` before it read 1. If `F` precedes `T` in the single order of `SeqCst` fences, the thief's
+//! load after `T` must see the 0 stored before `F` (or a later value: the 1 of a later spell,
+//! which puts `P` before that spell, the previous case). If `T` precedes `F`, `P`'s `top` load
+//! after `F` sees every claim that happened before `T`, including the one that made `top = x`,
+//! so `P` reads `top >= x`. Each step is checked: the model `fenced_spell_ends_while_a_thief_steals`
+//! and the mutants `deque_spell_start_relaxed` (the 1 stored `Relaxed`),
+//! `deque_unfence_no_fence` (no fence after the 0) and `deque_spell_read_early` (the thief reads
+//! `fenced` before its own fence) each of which loom catches taking an element twice.
+//!
 //! # Where berth departs from the papers: claim, then read
 //!
 //! In the papers a thief reads the slot *before* its CAS, because once `top` has moved the
@@ -151,7 +185,7 @@
 
 use crate::sync::atomic::{
     compiler_fence, fence, AtomicPtr, AtomicUsize,
-    Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
+    Ordering::{self, AcqRel, Acquire, Relaxed, Release, SeqCst},
 };
 use crate::sync::cell::UnsafeCell;
 use crate::sync::{Arc, Mutex};
@@ -176,6 +210,11 @@ const MAX_BATCH: usize = 32;
 /// before it falls back to the process-wide barrier (a few microseconds of spinning; under the
 /// models each poll is a yield, so few).
 const ANSWER_POLLS: usize = if crate::sync::MODEL { 1 } else { 16 };
+
+/// How many pops an asymmetric deque's owner fences after a thief waited in vain for an answer
+/// (see "Fenced spells" in the module docs; under the models one, so that they reach the switch
+/// back).
+const FENCED_POPS: usize = if crate::sync::MODEL { 1 } else { 4096 };
 
 /// Which fence pair orders the owner's `bottom` store before its `top` load against the thieves'
 /// `top` load before their `bottom` load (see the module docs).
@@ -332,6 +371,12 @@ struct Inner<T> {
     /// ticket with an RMW). On the line the owner's pop touches anyway, so checking it costs
     /// the owner one load of a line it holds.
     requests: AtomicUsize,
+    /// Asymmetric deques: 1 while the owner fences its pops (a fenced spell), else 0. Thieves
+    /// read it after their own fence; only the owner stores it.
+    fenced: AtomicUsize,
+    /// Asymmetric deques: set by a thief that asked and got no answer in time, cleared by the
+    /// owner when it starts a fenced spell (a hint: no argument rests on it).
+    timed_out: AtomicUsize,
     /// Which fence pair; fixed at construction, and on the line every operation reads anyway.
     fences: Fences,
     buffer: CachePadded<AtomicPtr<Buffer<T>>>,
@@ -410,6 +455,14 @@ pub struct Worker<T> {
     ready_len: Cell<usize>,
     /// The last request value stored into `answered` (only the owner stores it).
     answered: Cell<usize>,
+    /// What every pop of an asymmetric deque compares `requests` with: `answered`, or during a
+    /// fenced spell a value `requests` cannot take then (see `answer_thieves`).
+    pop_check: Cell<usize>,
+    /// Asymmetric deques: the pops left in the current fenced spell (0: none; the owner's copy
+    /// of `Inner::fenced` is `fenced_pops_left > 0`).
+    fenced_pops_left: Cell<usize>,
+    /// How many fenced spells this owner has started (for the tests).
+    spells: Cell<usize>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -516,7 +569,10 @@ impl<T> Worker<T> {
     /// A steal that sees an empty deque returns before either (and may then miss an element
     /// pushed a moment earlier, which a steal with the fence would also have missed a moment
     /// sooner). A batch steal asks again before each further element and ends the batch when
-    /// no answer comes. Where the system call is unavailable (other systems, old kernels, and
+    /// no answer comes. A thief that waited in vain asks the owner to fence its next 4096 pops
+    /// (a *fenced spell*), during which thieves steal with a fence of their own and no answer,
+    /// as from [`new`](Self::new)'s deque: an owner that runs long jobs between its pops then
+    /// costs its thieves no more barriers. Where the system call is unavailable (other systems, old kernels, and
     /// under loom, shuttle and Miri) this is the symmetric deque of [`new`](Self::new). The
     /// module docs give the argument that every element is still taken once.
     ///
@@ -556,6 +612,13 @@ impl<T> Worker<T> {
         Self::with_fences(start, fences)
     }
 
+    /// How many fenced spells the owner of an asymmetric deque has started (module docs,
+    /// "Fenced spells"), so that tests can tell that their schedules reached them.
+    #[doc(hidden)]
+    pub fn fenced_spells_started(&self) -> usize {
+        self.spells.get()
+    }
+
     /// An asymmetric deque without the barrier fallback, for the loom models: the owner's pop
     /// has no fence at all, and a thief that the owner does not answer within a few polls
     /// returns `Retry` instead of running the process-wide barrier. Every element is still taken
@@ -581,6 +644,8 @@ impl<T> Worker<T> {
                 top: AtomicUsize::new(start),
                 bottom: AtomicUsize::new(start),
                 requests: AtomicUsize::new(0),
+                fenced: AtomicUsize::new(0),
+                timed_out: AtomicUsize::new(0),
                 fences,
                 buffer: CachePadded::new(AtomicPtr::new(buffer)),
                 answered: CachePadded::new(AtomicUsize::new(0)),
@@ -592,6 +657,9 @@ impl<T> Worker<T> {
             ready_start: Cell::new(start),
             ready_len: Cell::new(0),
             answered: Cell::new(0),
+            pop_check: Cell::new(0),
+            fenced_pops_left: Cell::new(0),
+            spells: Cell::new(0),
             _not_sync: PhantomData,
         }
     }
@@ -781,7 +849,8 @@ impl<T> Worker<T> {
             fence(SeqCst);
         } else {
             // Asymmetric: only the compiler is kept from reordering; the CPU's reordering is
-            // the thieves' to undo, by the handshake or by the process-wide barrier.
+            // the thieves' to undo, by the handshake or by the process-wide barrier (or, in a
+            // fenced spell, `answer_thieves` runs the papers' fence).
             compiler_fence(SeqCst);
             self.answer_thieves();
         }
@@ -819,24 +888,74 @@ impl<T> Worker<T> {
 
     /// An asymmetric deque's owner, between its `bottom` store and its `top` load in `pop`:
     /// answers the thieves that asked since its last answer (see "The handshake" in the module
-    /// docs). One load of a line `pop` holds anyway, and a store when a request is pending.
+    /// docs), and fences if in a fenced spell. In the common case one load of a line `pop`
+    /// holds anyway, and one compare: during a spell `pop_check` holds a value that `requests`
+    /// cannot take, so every pop of the spell goes to `answer_slow`.
     #[inline]
     fn answer_thieves(&self) {
-        // MUTANT deque_handshake_relaxed: the owner reads the requests and answers them without
-        // ordering, so an answered thief can still read a `bottom` from before our decrement
-        // while we read a `top` from before its claim.
-        let (read, write) = if cfg!(berth_mutant = "deque_handshake_relaxed") {
-            (Relaxed, Relaxed)
-        } else {
-            (Acquire, Release)
-        };
-        // Acquire: a thief's `top` load comes before its request, so every `top` load of ours
-        // after this one returns at least what that thief read.
-        let r = self.inner.requests.load(read);
+        let r = self.inner.requests.load(handshake_orderings().0);
+        if r != self.pop_check.get() {
+            self.answer_slow(r);
+        }
+    }
+
+    /// A new request (`r`), or a pop of a fenced spell.
+    #[cold]
+    fn answer_slow(&self, r: usize) {
+        let in_spell = self.fenced_pops_left.get() > 0;
+        if in_spell {
+            // The papers' take fence: a thief that reads the spell's flag needs no answer.
+            fence(SeqCst);
+        }
         if r != self.answered.get() {
             self.answered.set(r);
             // Release: every `bottom` store of ours so far is visible to a thief that sees this.
-            self.inner.answered.store(r, write);
+            self.inner.answered.store(r, handshake_orderings().1);
+        }
+        if in_spell {
+            self.count_fenced_pop();
+        } else if self.inner.timed_out.load(Relaxed) != 0 {
+            self.start_fenced_spell();
+        } else {
+            self.pop_check.set(r);
+        }
+    }
+
+    /// A thief waited in vain for an answer: this owner runs long jobs between its pops (or
+    /// was descheduled). Fence the next `FENCED_POPS` pops, so that thieves need no answer
+    /// meanwhile. Called between this pop's `bottom` store and its `top` load.
+    #[cold]
+    fn start_fenced_spell(&self) {
+        self.inner.timed_out.store(0, Relaxed);
+        self.fenced_pops_left.set(FENCED_POPS);
+        self.spells.set(self.spells.get() + 1);
+        // `requests` would have to advance by half its range within the spell to reach this.
+        self.pop_check
+            .set(self.answered.get().wrapping_add(usize::MAX / 2 + 1));
+        // Release, after our `bottom` store: a thief that reads 1 (Acquire, before its own
+        // `bottom` load) sees that store and every earlier one, so no unfenced pop of ours
+        // before this point can hand it a stale `bottom` (see "Fenced spells"). MUTANT
+        // deque_spell_start_relaxed makes it Relaxed.
+        let start = if cfg!(berth_mutant = "deque_spell_start_relaxed") {
+            Relaxed
+        } else {
+            Release
+        };
+        self.inner.fenced.store(1, start);
+    }
+
+    /// One fenced pop done; after the spell's last one, leave it: clear the flag, then a
+    /// `SeqCst` fence before any unfenced pop. A thief that still reads 1 after its own fence
+    /// has its fence ordered before ours, so our later `top` loads see every claim it saw (see
+    /// "Fenced spells"). MUTANT deque_unfence_no_fence leaves the fence out.
+    fn count_fenced_pop(&self) {
+        let left = self.fenced_pops_left.get() - 1;
+        self.fenced_pops_left.set(left);
+        if left == 0 {
+            self.pop_check.set(self.answered.get());
+            self.inner.fenced.store(0, Relaxed);
+            #[cfg(not(berth_mutant = "deque_unfence_no_fence"))]
+            fence(SeqCst);
         }
     }
 
@@ -1043,28 +1162,53 @@ impl<T> Stealer<T> {
     }
 }
 
-/// A thief's steal fence, between its `top` load and its `bottom` load: `SeqCst`; or, on an
-/// asymmetric deque, the owner's answer to a request, or failing that (and if `may_block`) the
-/// heavy half of the asymmetric pair. False if the thief must not go on: no answer came, and it
-/// may not (or, on a handshake-only deque, cannot) run the barrier.
+/// The orderings of the owner's load of `requests` and store of `answered`. MUTANT
+/// deque_handshake_relaxed: the owner reads the requests and answers them without ordering, so
+/// an answered thief can still read a `bottom` from before the owner's decrement while the
+/// owner reads a `top` from before the thief's claim.
+#[inline]
+fn handshake_orderings() -> (Ordering, Ordering) {
+    if cfg!(berth_mutant = "deque_handshake_relaxed") {
+        (Relaxed, Relaxed)
+    } else {
+        // Acquire: a thief's `top` load comes before its request, so every `top` load of the
+        // owner's after this one returns at least what that thief read. Release: every
+        // `bottom` store of the owner's so far is visible to a thief that sees the answer.
+        (Acquire, Release)
+    }
+}
+
+/// A thief's steal fence, between its `top` load and its `bottom` load: `SeqCst`; on an
+/// asymmetric deque also, unless the owner is in a fenced spell, the owner's answer to a
+/// request, or failing that (and if `may_block`) the heavy half of the asymmetric pair. False
+/// if the thief must not go on: no answer came, and it may not (or, on a handshake-only deque,
+/// cannot) run the barrier.
 #[inline]
 fn steal_fence<T>(inner: &Inner<T>, may_block: bool) -> bool {
-    match inner.fences {
-        Fences::Symmetric => {
-            fence(SeqCst);
-            true
-        }
-        Fences::Asymmetric => {
-            if ask_owner(inner) {
-                return true;
-            }
-            if may_block {
-                crate::sync::asymmetric::heavy();
-            }
-            may_block
-        }
-        Fences::HandshakeOnly => ask_owner(inner),
+    if inner.fences == Fences::Symmetric {
+        fence(SeqCst);
+        return true;
     }
+    // Asymmetric: our half of the papers' pair first. If the owner is in a fenced spell, that
+    // is all we need. Acquire, and before our `bottom` load: its unfenced pops from before the
+    // spell are then visible to that load. MUTANT deque_spell_read_early reads the flag before
+    // our fence, where it says nothing about the owner's later unfenced pops.
+    #[cfg(berth_mutant = "deque_spell_read_early")]
+    let in_spell = inner.fenced.load(Acquire) != 0;
+    fence(SeqCst);
+    #[cfg(not(berth_mutant = "deque_spell_read_early"))]
+    let in_spell = inner.fenced.load(Acquire) != 0;
+    if in_spell || ask_owner(inner) {
+        return true;
+    }
+    // No answer in time: ask the owner to fence its next pops, then (for a first element) the
+    // process-wide barrier, or `Retry` without one.
+    inner.timed_out.store(1, Relaxed);
+    if inner.fences == Fences::Asymmetric && may_block {
+        crate::sync::asymmetric::heavy();
+        return true;
+    }
+    false
 }
 
 /// Asks the owner of an asymmetric deque to answer (from its next `pop`) and polls a few times
