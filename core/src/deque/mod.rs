@@ -212,9 +212,15 @@ const MAX_BATCH: usize = 32;
 const ANSWER_POLLS: usize = if crate::sync::MODEL { 1 } else { 16 };
 
 /// How many pops an asymmetric deque's owner fences after a thief waited in vain for an answer
-/// (see "Fenced spells" in the module docs; under the models one, so that they reach the switch
-/// back).
-const FENCED_POPS: usize = if crate::sync::MODEL { 1 } else { 4096 };
+/// (see "Fenced spells" in the module docs). Under the models one, and under Miri 16, so that
+/// their short runs reach the end of a spell too.
+const FENCED_POPS: usize = if crate::sync::MODEL {
+    1
+} else if cfg!(miri) {
+    16
+} else {
+    4096
+};
 
 /// Which fence pair orders the owner's `bottom` store before its `top` load against the thieves'
 /// `top` load before their `bottom` load (see the module docs).
