@@ -239,15 +239,17 @@ enum Fences {
     HandshakeOnly,
 }
 
-/// One slot: the element (if live) and the stamp of the next index it may be written with.
-struct Slot<T> {
-    stamp: AtomicUsize,
-    value: UnsafeCell<MaybeUninit<T>>,
-}
-
-/// A power-of-two array of slots.
+/// A power-of-two array of slots: the elements, and beside them (in an array of their own) each
+/// slot's stamp, the next index it may be written with.
+///
+/// The stamps live apart from the elements because a thief writes the stamp of the slot it just
+/// read while the owner writes the next slots: with a stamp beside each element, a thief that
+/// keeps pace with the owner (taking each element right after its push) took the owner's line
+/// back and forth once more per element. Apart, the element lines are only read by thieves, and
+/// the owner reads the stamp lines once per ready range (see `Worker::make_ready`).
 struct Buffer<T> {
-    slots: Box<[Slot<T>]>,
+    values: Box<[UnsafeCell<MaybeUninit<T>>]>,
+    stamps: Box<[AtomicUsize]>,
     /// Indices below `base` were claimed before this buffer became current: no thief reads
     /// them from it, so the slots they map to need no stamp check on their first write.
     base: usize,
@@ -266,15 +268,14 @@ impl<T> Buffer<T> {
         older: *const Buffer<T>,
     ) -> *mut Buffer<T> {
         debug_assert!(cap.is_power_of_two());
-        let slots = (0..cap)
-            .map(|_| Slot {
-                // Never equal to an index written after a full lap (those are >= base + cap).
-                stamp: AtomicUsize::new(base),
-                value: UnsafeCell::new(MaybeUninit::uninit()),
-            })
+        let values = (0..cap)
+            .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
             .collect();
+        // Never equal to an index written after a full lap (those are >= base + cap).
+        let stamps = (0..cap).map(|_| AtomicUsize::new(base)).collect();
         Box::into_raw(Box::new(Buffer {
-            slots,
+            values,
+            stamps,
             base,
             copied_end,
             older,
@@ -283,12 +284,19 @@ impl<T> Buffer<T> {
 
     #[inline]
     fn cap(&self) -> usize {
-        self.slots.len()
+        self.values.len()
     }
 
+    /// The cell of the slot that holds index `index`.
     #[inline]
-    fn slot(&self, index: usize) -> &Slot<T> {
-        &self.slots[index & (self.slots.len() - 1)]
+    fn value(&self, index: usize) -> &UnsafeCell<MaybeUninit<T>> {
+        &self.values[index & (self.values.len() - 1)]
+    }
+
+    /// The stamp of the slot that holds index `index`.
+    #[inline]
+    fn stamp(&self, index: usize) -> &AtomicUsize {
+        &self.stamps[index & (self.stamps.len() - 1)]
     }
 
     /// True if the owner may write index `b` into its slot: the slot's previous element
@@ -302,7 +310,7 @@ impl<T> Buffer<T> {
             return true;
         }
         (prev.wrapping_sub(self.base) as isize) < 0
-            || self.slot(b).stamp.load(Acquire) == b
+            || self.stamp(b).load(Acquire) == b
             || self.released_in_older(prev)
     }
 
@@ -331,7 +339,7 @@ impl<T> Buffer<T> {
             // SAFETY: buffers are freed only when the deque is dropped, and the owner (our
             // caller) keeps it alive; `older` pointers are set once, at allocation.
             let older = unsafe { &*buf.older };
-            if older.slot(i).stamp.load(Acquire) == i.wrapping_add(older.cap()) {
+            if older.stamp(i).load(Acquire) == i.wrapping_add(older.cap()) {
                 return true;
             }
             buf = older;
@@ -342,7 +350,7 @@ impl<T> Buffer<T> {
     /// Writes index `b`. The caller has checked [`writable`](Self::writable) and is the owner.
     #[inline]
     unsafe fn write(&self, b: usize, value: T) {
-        self.slot(b).value.with_mut(|p| {
+        self.value(b).with_mut(|p| {
             // SAFETY: the caller is the owner (the only writer) and checked that no thief can
             // still read this slot (`writable`); no thief claims index `b` before the `bottom`
             // store that follows.
@@ -353,7 +361,7 @@ impl<T> Buffer<T> {
     /// Reads index `i` out. The caller owns index `i` (popped it, or claimed it with a CAS).
     #[inline]
     unsafe fn read(&self, i: usize) -> T {
-        self.slot(i).value.with(|p| {
+        self.value(i).with(|p| {
             // SAFETY: the caller owns index `i`, which was written into this buffer (or copied
             // into it while unclaimed) before the `bottom` store the caller synchronised with;
             // the slot is not rewritten until the stamp says `i` was read (see `writable`).
@@ -807,14 +815,14 @@ impl<T> Worker<T> {
         let new = Buffer::alloc(cap, t, b, old);
         let mut i = t;
         while i != b {
-            old.slot(i).value.with(|src| {
+            old.value(i).with(|src| {
                 // SAFETY: index `i` is live (between the top we read and our bottom); a thief
                 // may claim and read it concurrently, but nobody writes it (we are the only
                 // writer). The copy in the new buffer is dead if a thief has claimed `i`:
                 // `top` is past it, so nobody reads it from the new buffer.
                 // (*new) is ours alone until published below.
                 unsafe {
-                    (*new).slot(i).value.with_mut(|dst| {
+                    (*new).value(i).with_mut(|dst| {
                         std::ptr::copy_nonoverlapping(src, dst, 1);
                     })
                 }
@@ -888,7 +896,7 @@ impl<T> Worker<T> {
         // SAFETY: our CAS claimed index `b`.
         let value = unsafe { buf.read(b) };
         // The slot's next write is index `b + cap` (top has passed `b`).
-        buf.slot(b).stamp.store(b.wrapping_add(buf.cap()), Relaxed);
+        buf.stamp(b).store(b.wrapping_add(buf.cap()), Relaxed);
         Some(value)
     }
 
@@ -1254,7 +1262,7 @@ unsafe fn take_claimed<T>(buf: &Buffer<T>, t: usize) -> T {
     let value = unsafe { buf.read(t) };
     // Release: the owner's write of `t + cap` (after its Acquire of this stamp) comes after our
     // read.
-    buf.slot(t).stamp.store(t.wrapping_add(buf.cap()), Release);
+    buf.stamp(t).store(t.wrapping_add(buf.cap()), Release);
     value
 }
 
